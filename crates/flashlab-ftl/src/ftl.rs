@@ -1,0 +1,377 @@
+//! The page-mapped FTL: mapping tables, allocation and the host operations.
+
+use crate::index::ClosedIndex;
+use crate::{FtlError, FtlSettings, StripeOrder};
+use flashlab_nand::{Cause, Geometry, Nand, OpKind};
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// Sentinel for "no physical page" / "no logical page".
+pub const NO_PAGE: u32 = u32::MAX;
+pub(crate) const NO_BLOCK: u32 = u32::MAX;
+
+/// Role of a block in the allocator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Role {
+    Free,
+    HostOpen,
+    GcOpen,
+    Closed,
+    Victim,
+}
+
+/// One NAND operation the FTL issued, for a timing engine to schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlashOp {
+    pub kind: OpKind,
+    pub cause: Cause,
+    pub plane: u32,
+    pub page: u32,
+}
+
+/// Host-level counters of the FTL.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FtlStats {
+    pub host_write_pages: u64,
+    pub host_read_pages: u64,
+    pub host_trim_pages: u64,
+    /// Host reads of never-written (or trimmed) pages: served without a NAND read.
+    pub unmapped_reads: u64,
+    pub gc_runs: u64,
+    pub gc_copied_pages: u64,
+}
+
+impl FtlStats {
+    pub fn since(&self, e: &FtlStats) -> FtlStats {
+        FtlStats {
+            host_write_pages: self.host_write_pages - e.host_write_pages,
+            host_read_pages: self.host_read_pages - e.host_read_pages,
+            host_trim_pages: self.host_trim_pages - e.host_trim_pages,
+            unmapped_reads: self.unmapped_reads - e.unmapped_reads,
+            gc_runs: self.gc_runs - e.gc_runs,
+            gc_copied_pages: self.gc_copied_pages - e.gc_copied_pages,
+        }
+    }
+}
+
+/// What a host read found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadOutcome {
+    /// Never written or trimmed: served without touching NAND.
+    Unmapped,
+    /// Read from `page` on `plane`; `tag` is the content tag when content is tracked.
+    Mapped {
+        plane: u32,
+        page: u32,
+        tag: Option<u32>,
+    },
+}
+
+/// A page-mapped FTL. See the crate docs.
+pub struct PageFtl {
+    pub(crate) s: FtlSettings,
+    pub(crate) geo: Geometry,
+    pub(crate) nand: Nand,
+    pub(crate) l2p: Vec<u32>,
+    pub(crate) p2l: Vec<u32>,
+    pub(crate) tags: Vec<u32>,
+    pub(crate) role: Vec<Role>,
+    pub(crate) close_time: Vec<u64>,
+    pub(crate) free: Vec<VecDeque<u32>>,
+    pub(crate) host_open: Vec<u32>,
+    pub(crate) gc_open: Vec<u32>,
+    stripe: Vec<u32>,
+    cursor: usize,
+    pub(crate) index: ClosedIndex,
+    pub(crate) rng: Xoshiro256PlusPlus,
+    /// Host pages written so far: the logical clock of cost-benefit ages.
+    pub(crate) clock: u64,
+    next_tag: u32,
+    pub(crate) stats: FtlStats,
+    pub(crate) ops: Vec<FlashOp>,
+    pub(crate) record_ops: bool,
+    pub(crate) strict_ops: u64,
+}
+
+/// Planes in the order consecutive allocations visit them.
+pub(crate) fn stripe_sequence(geo: &Geometry, order: StripeOrder) -> Vec<u32> {
+    let dims = |c: u8| match c {
+        b'c' => geo.channels,
+        b'w' => geo.chips_per_channel,
+        b'd' => geo.dies_per_chip,
+        _ => geo.planes_per_die,
+    };
+    (0..geo.planes())
+        .map(|mut i| {
+            let mut a = flashlab_nand::PlaneAddr {
+                channel: 0,
+                chip: 0,
+                die: 0,
+                plane: 0,
+            };
+            for &c in &order.0 {
+                let v = i % dims(c);
+                i /= dims(c);
+                match c {
+                    b'c' => a.channel = v,
+                    b'w' => a.chip = v,
+                    b'd' => a.die = v,
+                    _ => a.plane = v,
+                }
+            }
+            geo.plane_index(a)
+        })
+        .collect()
+}
+
+impl PageFtl {
+    /// Build an FTL over an erased device. The caller validated the geometry and
+    /// that the logical capacity leaves room for GC.
+    pub fn new(geo: Geometry, s: FtlSettings) -> Self {
+        let (planes, bpp) = (geo.planes(), geo.blocks_per_plane);
+        let free = (0..planes)
+            .map(|p| (p * bpp..(p + 1) * bpp).collect())
+            .collect();
+        let index = ClosedIndex::new(
+            planes,
+            bpp,
+            geo.pages_per_block,
+            s.victim.needs_buckets(),
+            s.victim.needs_fifo(),
+        );
+        PageFtl {
+            nand: Nand::new(geo),
+            l2p: vec![NO_PAGE; s.logical_pages as usize],
+            p2l: vec![NO_PAGE; geo.pages() as usize],
+            tags: if s.track_content {
+                vec![0; geo.pages() as usize]
+            } else {
+                Vec::new()
+            },
+            role: vec![Role::Free; geo.blocks() as usize],
+            close_time: vec![0; geo.blocks() as usize],
+            free,
+            host_open: vec![NO_BLOCK; planes as usize],
+            gc_open: vec![NO_BLOCK; planes as usize],
+            stripe: stripe_sequence(&geo, s.stripe),
+            cursor: 0,
+            index,
+            rng: Xoshiro256PlusPlus::seed_from_u64(s.seed),
+            clock: 0,
+            next_tag: 0,
+            stats: FtlStats::default(),
+            ops: Vec::new(),
+            record_ops: false,
+            strict_ops: 0,
+            geo,
+            s,
+        }
+    }
+
+    pub fn settings(&self) -> &FtlSettings {
+        &self.s
+    }
+    pub fn nand(&self) -> &Nand {
+        &self.nand
+    }
+    pub fn stats(&self) -> &FtlStats {
+        &self.stats
+    }
+    pub fn logical_pages(&self) -> u64 {
+        self.s.logical_pages
+    }
+    /// Log every NAND operation issued from now on (drain with [`Self::take_ops`]).
+    pub fn set_record_ops(&mut self, on: bool) {
+        self.record_ops = on;
+    }
+    /// The operations logged since the last call.
+    pub fn take_ops(&mut self) -> std::vec::Drain<'_, FlashOp> {
+        self.ops.drain(..)
+    }
+    /// Free blocks in a plane.
+    pub fn free_blocks(&self, plane: u32) -> usize {
+        self.free[plane as usize].len()
+    }
+    /// The plane the next striped allocation goes to.
+    pub fn next_stripe_plane(&self) -> u32 {
+        self.stripe[self.cursor]
+    }
+    /// Physical page of a logical page, if mapped.
+    pub fn lookup(&self, lpn: u64) -> Option<u32> {
+        self.l2p
+            .get(lpn as usize)
+            .copied()
+            .filter(|&p| p != NO_PAGE)
+    }
+    /// Bytes of FTL and NAND state (mapping tables, per-block arrays, queues).
+    pub fn memory_bytes(&self) -> usize {
+        let blocks = self.role.len();
+        self.l2p.len() * 4
+            + self.p2l.len() * 4
+            + self.tags.len() * 4
+            + blocks * (1 + 8 + 4 + 12)
+            + self.nand.memory_bytes()
+    }
+
+    #[inline]
+    pub(crate) fn log(&mut self, kind: OpKind, cause: Cause, page: u32) {
+        if self.record_ops {
+            let plane = self.geo.plane_of_block(page / self.geo.pages_per_block);
+            self.ops.push(FlashOp {
+                kind,
+                cause,
+                plane,
+                page,
+            });
+        }
+    }
+
+    #[inline]
+    fn check_range(&self, lpn: u64) -> Result<(), FtlError> {
+        if lpn >= self.s.logical_pages {
+            return Err(FtlError::OutOfRange {
+                lpn,
+                capacity: self.s.logical_pages,
+            });
+        }
+        Ok(())
+    }
+
+    /// Write one logical page to the next plane of the stripe sequence.
+    #[inline]
+    pub fn write(&mut self, lpn: u64) -> Result<u32, FtlError> {
+        let plane = self.stripe[self.cursor];
+        self.cursor += 1;
+        if self.cursor == self.stripe.len() {
+            self.cursor = 0;
+        }
+        self.write_to(lpn, plane).map(|_| plane)
+    }
+
+    /// Write one logical page to a chosen plane (dynamic allocation by a timing engine).
+    pub fn write_to(&mut self, lpn: u64, plane: u32) -> Result<(), FtlError> {
+        self.check_range(lpn)?;
+        self.unmap(lpn);
+        self.clock += 1;
+        self.stats.host_write_pages += 1;
+        let page = self.append(plane, lpn as u32, false, Cause::Host)?;
+        if self.s.track_content {
+            self.next_tag = self.next_tag.wrapping_add(1);
+            self.tags[page as usize] = self.next_tag;
+        }
+        self.collect(plane)?;
+        self.strict_check(lpn)
+    }
+
+    /// Read one logical page.
+    pub fn read(&mut self, lpn: u64) -> Result<ReadOutcome, FtlError> {
+        self.check_range(lpn)?;
+        self.stats.host_read_pages += 1;
+        let page = self.l2p[lpn as usize];
+        if page == NO_PAGE {
+            self.stats.unmapped_reads += 1;
+            return Ok(ReadOutcome::Unmapped);
+        }
+        self.nand.read(page, Cause::Host);
+        self.log(OpKind::Read, Cause::Host, page);
+        let tag = self.s.track_content.then(|| self.tags[page as usize]);
+        let plane = self.geo.plane_of_block(page / self.geo.pages_per_block);
+        Ok(ReadOutcome::Mapped { plane, page, tag })
+    }
+
+    /// Trim (discard) one logical page.
+    pub fn trim(&mut self, lpn: u64) -> Result<(), FtlError> {
+        self.check_range(lpn)?;
+        self.stats.host_trim_pages += 1;
+        self.unmap(lpn);
+        self.strict_check(lpn)
+    }
+
+    /// The tag the last host write of `lpn` carried (content tracking only).
+    pub fn last_tag(&self) -> u32 {
+        self.next_tag
+    }
+
+    /// Drop the mapping of `lpn`, invalidating its physical page.
+    #[inline]
+    fn unmap(&mut self, lpn: u64) {
+        let old = self.l2p[lpn as usize];
+        if old != NO_PAGE {
+            self.l2p[lpn as usize] = NO_PAGE;
+            self.invalidate_page(old);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn invalidate_page(&mut self, page: u32) {
+        self.nand.invalidate(page);
+        self.p2l[page as usize] = NO_PAGE;
+        let block = page / self.geo.pages_per_block;
+        if self.role[block as usize] == Role::Closed && self.index.has_buckets() {
+            let plane = self.geo.plane_of_block(block);
+            self.index
+                .on_invalidate(plane, block, self.nand.valid_count(block));
+        }
+    }
+
+    /// Program `lpn` at a frontier of `plane`; returns the physical page.
+    #[inline]
+    pub(crate) fn append(
+        &mut self,
+        plane: u32,
+        lpn: u32,
+        gc: bool,
+        cause: Cause,
+    ) -> Result<u32, FtlError> {
+        let gc = gc && self.s.separate_gc_frontier;
+        let p = plane as usize;
+        let mut block = if gc {
+            self.gc_open[p]
+        } else {
+            self.host_open[p]
+        };
+        if block == NO_BLOCK || self.nand.write_pointer(block) == self.geo.pages_per_block {
+            block = self.open_block(plane, block, gc)?;
+        }
+        let page = self.nand.program_next(block, cause);
+        self.log(OpKind::Program, cause, page);
+        self.p2l[page as usize] = lpn;
+        self.l2p[lpn as usize] = page;
+        Ok(page)
+    }
+
+    /// Close the full frontier `old` (if any) and open a free block in its place.
+    fn open_block(&mut self, plane: u32, old: u32, gc: bool) -> Result<u32, FtlError> {
+        if old != NO_BLOCK {
+            self.close_block(plane, old);
+            let slot = if gc {
+                &mut self.gc_open
+            } else {
+                &mut self.host_open
+            };
+            slot[plane as usize] = NO_BLOCK;
+        }
+        let block = self.free[plane as usize]
+            .pop_front()
+            .ok_or(FtlError::NoSpace { plane })?;
+        debug_assert_eq!(self.nand.write_pointer(block), 0);
+        self.role[block as usize] = if gc { Role::GcOpen } else { Role::HostOpen };
+        let slot = if gc {
+            &mut self.gc_open
+        } else {
+            &mut self.host_open
+        };
+        slot[plane as usize] = block;
+        Ok(block)
+    }
+
+    fn close_block(&mut self, plane: u32, block: u32) {
+        self.role[block as usize] = Role::Closed;
+        self.close_time[block as usize] = self.clock;
+        self.index
+            .insert(plane, block, self.nand.valid_count(block));
+    }
+}

@@ -1,0 +1,127 @@
+//! Garbage collection: per-plane trigger, victim choice through the policy, valid-page
+//! migration to the GC frontier, erase.
+
+use crate::ftl::Role;
+use crate::victim::{BlockInfo, BlockView, VictimSelector};
+use crate::{FtlError, PageFtl};
+use flashlab_nand::{Cause, OpKind};
+
+/// The view of one plane's candidates that the FTL hands to its policy.
+pub(crate) struct PlaneView<'a> {
+    ftl: &'a PageFtl,
+    plane: u32,
+    oldest: Option<u32>,
+}
+
+impl BlockView for PlaneView<'_> {
+    fn pages_per_block(&self) -> u32 {
+        self.ftl.geo.pages_per_block
+    }
+    fn now(&self) -> u64 {
+        self.ftl.clock
+    }
+    fn candidates(&self) -> &[u32] {
+        &self.ftl.index.lists[self.plane as usize]
+    }
+    fn info(&self, block: u32) -> BlockInfo {
+        BlockInfo {
+            valid: self.ftl.nand.valid_count(block),
+            erase_count: self.ftl.nand.erase_count(block),
+            close_time: self.ftl.close_time[block as usize],
+        }
+    }
+    fn min_valid(&self) -> Option<u32> {
+        if self.ftl.index.has_buckets() {
+            return self.ftl.index.min_valid(self.plane);
+        }
+        self.candidates()
+            .iter()
+            .copied()
+            .min_by_key(|&b| self.info(b).valid)
+    }
+    fn oldest(&self) -> Option<u32> {
+        if self.ftl.index.has_fifo() {
+            return self.oldest;
+        }
+        self.candidates()
+            .iter()
+            .copied()
+            .min_by_key(|&b| (self.info(b).close_time, b))
+    }
+}
+
+impl PageFtl {
+    /// Run GC in `plane` until it has `free_blocks_min` free blocks.
+    #[inline]
+    pub(crate) fn collect(&mut self, plane: u32) -> Result<(), FtlError> {
+        let min = self.s.free_blocks_min as usize;
+        let mut runs = 0u32;
+        while self.free[plane as usize].len() < min {
+            self.gc_once(plane)?;
+            runs += 1;
+            if runs > self.geo.blocks_per_plane {
+                return Err(FtlError::NoSpace { plane });
+            }
+        }
+        Ok(())
+    }
+
+    /// Ask the policy for a victim in `plane`.
+    pub fn choose_victim(&mut self, plane: u32) -> Option<u32> {
+        let oldest = self.index.oldest(plane);
+        let mut rng = self.rng.clone();
+        let view = PlaneView {
+            ftl: self,
+            plane,
+            oldest,
+        };
+        let v = self.s.victim.choose(&view, &mut rng);
+        self.rng = rng;
+        v
+    }
+
+    /// One GC run in `plane`: pick a victim, migrate its valid pages, erase it.
+    /// Returns the victim block.
+    pub fn gc_once(&mut self, plane: u32) -> Result<u32, FtlError> {
+        let victim = self
+            .choose_victim(plane)
+            .ok_or(FtlError::NoSpace { plane })?;
+        if self.nand.valid_count(victim) == self.geo.pages_per_block
+            && self.s.victim.needs_buckets()
+        {
+            return Err(FtlError::NoSpace { plane });
+        }
+        self.index.remove(plane, victim);
+        self.role[victim as usize] = Role::Victim;
+        self.stats.gc_runs += 1;
+        let mut from = 0;
+        while let Some(page) = self.nand.next_valid(victim, from) {
+            from = page - self.nand.first_page(victim) + 1;
+            self.migrate(plane, page, Cause::Gc)?;
+        }
+        self.erase_free(plane, victim, Cause::Gc);
+        Ok(victim)
+    }
+
+    /// Move one valid page to the GC frontier of `plane`.
+    pub(crate) fn migrate(&mut self, plane: u32, page: u32, cause: Cause) -> Result<(), FtlError> {
+        let lpn = self.p2l[page as usize];
+        self.nand.read(page, cause);
+        self.log(OpKind::Read, cause, page);
+        self.nand.invalidate(page);
+        self.p2l[page as usize] = crate::NO_PAGE;
+        let new = self.append(plane, lpn, true, cause)?;
+        if self.s.track_content {
+            self.tags[new as usize] = self.tags[page as usize];
+        }
+        self.stats.gc_copied_pages += 1;
+        Ok(())
+    }
+
+    fn erase_free(&mut self, plane: u32, block: u32, cause: Cause) {
+        self.nand.erase(block, cause);
+        self.log(OpKind::Erase, cause, self.nand.first_page(block));
+        self.role[block as usize] = Role::Free;
+        self.free[plane as usize].push_back(block);
+    }
+}

@@ -1,0 +1,53 @@
+//! Validated FTL settings.
+
+use crate::{FtlError, VictimPolicy};
+
+/// Order in which consecutive page allocations rotate over the hierarchy: the first
+/// letter varies fastest. `cwdp` (MQSim's CWDP) spreads consecutive pages over
+/// channels first, then chips (ways), dies and planes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StripeOrder(pub [u8; 4]);
+
+impl StripeOrder {
+    pub fn parse(s: &str) -> Result<Self, FtlError> {
+        let b = s.as_bytes();
+        let mut sorted: Vec<u8> = b.iter().map(|c| c.to_ascii_lowercase()).collect();
+        sorted.sort_unstable();
+        if sorted != b"cdpw" {
+            return Err(FtlError::StripeOrder(s.to_string()));
+        }
+        let mut o = [0u8; 4];
+        o.iter_mut()
+            .zip(b)
+            .for_each(|(d, c)| *d = c.to_ascii_lowercase());
+        Ok(StripeOrder(o))
+    }
+    pub fn as_string(&self) -> String {
+        self.0.iter().map(|&c| c as char).collect()
+    }
+}
+
+impl Default for StripeOrder {
+    fn default() -> Self {
+        StripeOrder(*b"cwdp")
+    }
+}
+
+/// Settings of the page-mapped FTL.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FtlSettings {
+    /// Logical capacity in pages.
+    pub logical_pages: u64,
+    /// Per-plane free blocks below which GC runs.
+    pub free_blocks_min: u32,
+    pub victim: VictimPolicy,
+    pub stripe: StripeOrder,
+    /// GC migrations go to their own frontier block (else they share the host's).
+    pub separate_gc_frontier: bool,
+    /// Check every invariant after every operation (slow).
+    pub strict: bool,
+    /// Keep a content tag per physical page so reads can be checked.
+    pub track_content: bool,
+    /// Seed of the FTL's random choices (random and d-choices victims).
+    pub seed: u64,
+}

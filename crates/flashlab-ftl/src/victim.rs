@@ -1,0 +1,172 @@
+//! GC victim selection: a pure decision over a [`BlockView`].
+
+use crate::FtlError;
+use rand::RngCore;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// What a policy may know about one candidate block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockInfo {
+    pub valid: u32,
+    pub erase_count: u32,
+    /// Logical time (host pages written so far) when the block's last page was programmed.
+    pub close_time: u64,
+}
+
+/// A plane's GC candidates as a policy sees them. Only *closed* (fully programmed,
+/// not being written) blocks are candidates, so no policy can pick an open block.
+pub trait BlockView {
+    fn pages_per_block(&self) -> u32;
+    /// Current logical time (host pages written).
+    fn now(&self) -> u64;
+    /// The candidate blocks, in no particular order.
+    fn candidates(&self) -> &[u32];
+    fn info(&self, block: u32) -> BlockInfo;
+    /// A candidate with the fewest valid pages. Views with an index override this.
+    fn min_valid(&self) -> Option<u32> {
+        self.candidates()
+            .iter()
+            .copied()
+            .min_by_key(|&b| self.info(b).valid)
+    }
+    /// The candidate closed longest ago. Views with an index override this.
+    fn oldest(&self) -> Option<u32> {
+        self.candidates()
+            .iter()
+            .copied()
+            .min_by_key(|&b| self.info(b).close_time)
+    }
+}
+
+/// A hand-built view for tests and tools.
+#[derive(Clone, Debug, Default)]
+pub struct VecView {
+    pub pages_per_block: u32,
+    pub now: u64,
+    pub blocks: Vec<u32>,
+    pub infos: Vec<BlockInfo>,
+}
+
+impl BlockView for VecView {
+    fn pages_per_block(&self) -> u32 {
+        self.pages_per_block
+    }
+    fn now(&self) -> u64 {
+        self.now
+    }
+    fn candidates(&self) -> &[u32] {
+        &self.blocks
+    }
+    fn info(&self, block: u32) -> BlockInfo {
+        let i = self
+            .blocks
+            .iter()
+            .position(|&b| b == block)
+            .expect("block in view");
+        self.infos[i]
+    }
+}
+
+/// A victim-selection policy: choose one candidate, or none if there is none.
+pub trait VictimSelector {
+    fn choose<V: BlockView>(&self, view: &V, rng: &mut Xoshiro256PlusPlus) -> Option<u32>;
+}
+
+/// The built-in victim policies, chosen by name from the config.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum VictimPolicy {
+    /// Fewest valid pages.
+    Greedy,
+    /// Oldest closed block (LRU cleaning in Desnoyers' terms).
+    Fifo,
+    /// Uniform among candidates.
+    Random,
+    /// Fewest valid pages among `d` candidates sampled uniformly (with replacement).
+    DChoices { d: u32 },
+    /// Rosenblum–Ousterhout: maximise (1 − u)·age / (1 + u), u = valid / pages per block,
+    /// age = now − close time (age of the block's youngest data).
+    CostBenefit,
+}
+
+impl VictimPolicy {
+    pub const NAMES: [&'static str; 5] = ["greedy", "fifo", "random", "d-choices", "cost-benefit"];
+
+    /// Parse a policy name; `d` is used by `d-choices`.
+    pub fn from_name(name: &str, d: u32) -> Result<Self, FtlError> {
+        match name {
+            "greedy" => Ok(Self::Greedy),
+            "fifo" => Ok(Self::Fifo),
+            "random" => Ok(Self::Random),
+            "d-choices" if d == 0 => Err(FtlError::DChoices),
+            "d-choices" => Ok(Self::DChoices { d }),
+            "cost-benefit" => Ok(Self::CostBenefit),
+            other => Err(FtlError::UnknownVictim(other.to_string())),
+        }
+    }
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Greedy => "greedy",
+            Self::Fifo => "fifo",
+            Self::Random => "random",
+            Self::DChoices { .. } => "d-choices",
+            Self::CostBenefit => "cost-benefit",
+        }
+    }
+    /// Whether the FTL must keep the valid-count bucket index.
+    pub fn needs_buckets(&self) -> bool {
+        matches!(self, Self::Greedy)
+    }
+    /// Whether the FTL must keep the FIFO queue of closed blocks.
+    pub fn needs_fifo(&self) -> bool {
+        matches!(self, Self::Fifo)
+    }
+}
+
+/// Uniform integer in `0..n` (Lemire's multiply-shift; n > 0).
+#[inline]
+pub(crate) fn below(rng: &mut Xoshiro256PlusPlus, n: usize) -> usize {
+    ((rng.next_u64() as u128 * n as u128) >> 64) as usize
+}
+
+impl VictimSelector for VictimPolicy {
+    fn choose<V: BlockView>(&self, view: &V, rng: &mut Xoshiro256PlusPlus) -> Option<u32> {
+        let c = view.candidates();
+        if c.is_empty() {
+            return None;
+        }
+        match *self {
+            Self::Greedy => view.min_valid(),
+            Self::Fifo => view.oldest(),
+            Self::Random => Some(c[below(rng, c.len())]),
+            Self::DChoices { d } => d_choices(view, rng, d),
+            Self::CostBenefit => cost_benefit(view),
+        }
+    }
+}
+
+fn d_choices<V: BlockView>(view: &V, rng: &mut Xoshiro256PlusPlus, d: u32) -> Option<u32> {
+    let c = view.candidates();
+    (0..d)
+        .map(|_| c[below(rng, c.len())])
+        .min_by_key(|&b| view.info(b).valid)
+}
+
+/// The Rosenblum–Ousterhout benefit/cost ratio of one block.
+pub fn cost_benefit_score(info: BlockInfo, pages_per_block: u32, now: u64) -> f64 {
+    let u = info.valid as f64 / pages_per_block as f64;
+    let age = now.saturating_sub(info.close_time) as f64;
+    (1.0 - u) * age / (1.0 + u)
+}
+
+fn cost_benefit<V: BlockView>(view: &V) -> Option<u32> {
+    let (ppb, now) = (view.pages_per_block(), view.now());
+    let mut best: Option<(f64, u32)> = None;
+    for &b in view.candidates() {
+        let s = cost_benefit_score(view.info(b), ppb, now);
+        // Ties: the lower block id, so the choice does not depend on candidate order.
+        if best.is_none_or(|(bs, bb)| s > bs || (s == bs && b < bb)) {
+            best = Some((s, b));
+        }
+    }
+    best.map(|(_, b)| b)
+}

@@ -1,0 +1,229 @@
+//! The NAND array: per-block write pointers, valid counts and erase counts, and a
+//! per-page validity bitmap. A page is *free* at or beyond its block's write
+//! pointer, *valid* when its bit is set, and *invalid* otherwise.
+
+use crate::{Cause, Geometry, OpCounters, OpKind};
+
+/// State of one physical page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageState {
+    Free,
+    Valid,
+    Invalid,
+}
+
+/// Programming state of one block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockState {
+    /// Erased, no page programmed.
+    Free,
+    /// Some but not all pages programmed.
+    Open,
+    /// Every page programmed.
+    Full,
+}
+
+/// A NAND device's state. See the crate docs for addressing.
+#[derive(Clone, Debug)]
+pub struct Nand {
+    geo: Geometry,
+    ppb: u32,
+    write_ptr: Vec<u32>,
+    valid: Vec<u32>,
+    erase_count: Vec<u32>,
+    valid_bits: Vec<u64>,
+    counters: OpCounters,
+}
+
+impl Nand {
+    /// An erased device. The geometry must have been validated.
+    pub fn new(geo: Geometry) -> Self {
+        let blocks = geo.blocks() as usize;
+        let pages = geo.pages() as usize;
+        Nand {
+            geo,
+            ppb: geo.pages_per_block,
+            write_ptr: vec![0; blocks],
+            valid: vec![0; blocks],
+            erase_count: vec![0; blocks],
+            valid_bits: vec![0; pages.div_ceil(64)],
+            counters: OpCounters::default(),
+        }
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+    pub fn counters(&self) -> &OpCounters {
+        &self.counters
+    }
+    #[inline]
+    pub fn block_of(&self, page: u32) -> u32 {
+        page / self.ppb
+    }
+    #[inline]
+    pub fn first_page(&self, block: u32) -> u32 {
+        block * self.ppb
+    }
+    #[inline]
+    pub fn valid_count(&self, block: u32) -> u32 {
+        self.valid[block as usize]
+    }
+    #[inline]
+    pub fn write_pointer(&self, block: u32) -> u32 {
+        self.write_ptr[block as usize]
+    }
+    #[inline]
+    pub fn erase_count(&self, block: u32) -> u32 {
+        self.erase_count[block as usize]
+    }
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.erase_count
+    }
+    #[inline]
+    fn bit(&self, page: u32) -> bool {
+        self.valid_bits[(page >> 6) as usize] >> (page & 63) & 1 == 1
+    }
+
+    /// State of one page.
+    pub fn page_state(&self, page: u32) -> PageState {
+        let b = self.block_of(page);
+        if page - self.first_page(b) >= self.write_ptr[b as usize] {
+            PageState::Free
+        } else if self.bit(page) {
+            PageState::Valid
+        } else {
+            PageState::Invalid
+        }
+    }
+
+    pub fn block_state(&self, block: u32) -> BlockState {
+        match self.write_ptr[block as usize] {
+            0 => BlockState::Free,
+            w if w == self.ppb => BlockState::Full,
+            _ => BlockState::Open,
+        }
+    }
+
+    /// Program the next page of `block`; returns its page id. Panics if the block is full.
+    #[inline]
+    pub fn program_next(&mut self, block: u32, cause: Cause) -> u32 {
+        let wp = self.write_ptr[block as usize];
+        assert!(wp < self.ppb, "NAND: program of full block {block}");
+        let page = block * self.ppb + wp;
+        self.program(page, cause);
+        page
+    }
+
+    /// Program `page`, which must be the next free page of its block.
+    #[inline]
+    pub fn program(&mut self, page: u32, cause: Cause) {
+        let b = (page / self.ppb) as usize;
+        let off = page % self.ppb;
+        assert!(
+            off == self.write_ptr[b],
+            "NAND: out-of-order program of block {b} page {off} (next free page is {})",
+            self.write_ptr[b]
+        );
+        self.write_ptr[b] = off + 1;
+        self.valid[b] += 1;
+        self.valid_bits[(page >> 6) as usize] |= 1u64 << (page & 63);
+        self.counters.add(OpKind::Program, cause, 1);
+    }
+
+    /// Mark a valid page invalid (its logical page was overwritten, trimmed or moved).
+    #[inline]
+    pub fn invalidate(&mut self, page: u32) {
+        assert!(
+            self.bit(page),
+            "NAND: invalidate of page {page}, which is not valid"
+        );
+        self.valid_bits[(page >> 6) as usize] &= !(1u64 << (page & 63));
+        self.valid[(page / self.ppb) as usize] -= 1;
+    }
+
+    /// Read a page; returns its state (reads of free or invalid pages are allowed and counted).
+    #[inline]
+    pub fn read(&mut self, page: u32, cause: Cause) -> PageState {
+        self.counters.add(OpKind::Read, cause, 1);
+        self.page_state(page)
+    }
+
+    /// Erase a whole block. Panics if it still holds valid pages (data would be lost).
+    pub fn erase(&mut self, block: u32, cause: Cause) {
+        let b = block as usize;
+        assert!(
+            self.valid[b] == 0,
+            "NAND: erase of block {block} with {} valid pages",
+            self.valid[b]
+        );
+        let first = self.first_page(block);
+        for p in first..first + self.write_ptr[b] {
+            debug_assert!(!self.bit(p));
+        }
+        self.write_ptr[b] = 0;
+        self.erase_count[b] += 1;
+        self.counters.add(OpKind::Erase, cause, 1);
+    }
+
+    /// The first valid page of `block` at or after offset `from`, as a page id.
+    #[inline]
+    pub fn next_valid(&self, block: u32, from: u32) -> Option<u32> {
+        let first = self.first_page(block);
+        let (mut p, end) = (first + from, first + self.write_ptr[block as usize]);
+        while p < end {
+            let word = self.valid_bits[(p >> 6) as usize] >> (p & 63);
+            if word != 0 {
+                let q = p + word.trailing_zeros();
+                return (q < end).then_some(q);
+            }
+            p = (p | 63) + 1;
+        }
+        None
+    }
+
+    /// Count an operation that does not change page state (e.g. a mapping-table access).
+    pub fn count(&mut self, kind: OpKind, cause: Cause, n: u64) {
+        self.counters.add(kind, cause, n);
+    }
+
+    /// Recount one block: valid count equals the bitmap, no bit beyond the write
+    /// pointer, free + valid + invalid = pages per block.
+    pub fn check_block(&self, block: u32) -> Result<(), String> {
+        let b = block as usize;
+        let (wp, first) = (self.write_ptr[b], self.first_page(block));
+        if wp > self.ppb {
+            return Err(format!(
+                "block {block}: write pointer {wp} beyond {} pages",
+                self.ppb
+            ));
+        }
+        let valid = (first..first + wp).filter(|&p| self.bit(p)).count() as u32;
+        if valid != self.valid[b] {
+            return Err(format!(
+                "block {block}: valid count {} but {valid} valid bits",
+                self.valid[b]
+            ));
+        }
+        if let Some(p) = (first + wp..first + self.ppb).find(|&p| self.bit(p)) {
+            return Err(format!(
+                "block {block}: free page {} marked valid",
+                p - first
+            ));
+        }
+        let free = self.ppb - wp;
+        let invalid = wp - valid;
+        debug_assert_eq!(free + valid + invalid, self.ppb);
+        Ok(())
+    }
+
+    /// Check every block.
+    pub fn check_all(&self) -> Result<(), String> {
+        (0..self.geo.blocks()).try_for_each(|b| self.check_block(b))
+    }
+
+    /// Bytes of state per physical page (for memory accounting).
+    pub fn memory_bytes(&self) -> usize {
+        self.write_ptr.len() * 12 + self.valid_bits.len() * 8
+    }
+}

@@ -1,0 +1,122 @@
+use flashlab_nand::*;
+use proptest::prelude::*;
+
+fn small() -> Geometry {
+    Geometry {
+        channels: 1,
+        chips_per_channel: 1,
+        dies_per_chip: 1,
+        planes_per_die: 2,
+        blocks_per_plane: 4,
+        pages_per_block: 8,
+        page_bytes: 2048,
+    }
+}
+
+#[test]
+fn program_invalidate_erase_cycle() {
+    let mut n = Nand::new(small());
+    assert_eq!(n.block_state(3), BlockState::Free);
+    let p0 = n.program_next(3, Cause::Host);
+    let p1 = n.program_next(3, Cause::Gc);
+    assert_eq!((p0, p1), (24, 25));
+    assert_eq!(n.block_state(3), BlockState::Open);
+    assert_eq!(n.page_state(p0), PageState::Valid);
+    assert_eq!(n.page_state(26), PageState::Free);
+    n.invalidate(p0);
+    assert_eq!(n.page_state(p0), PageState::Invalid);
+    assert_eq!(n.valid_count(3), 1);
+    n.invalidate(p1);
+    n.erase(3, Cause::Gc);
+    assert_eq!(n.erase_count(3), 1);
+    assert_eq!(n.page_state(p0), PageState::Free);
+    assert_eq!(n.counters().get(OpKind::Program, Cause::Host), 1);
+    assert_eq!(n.counters().get(OpKind::Program, Cause::Gc), 1);
+    assert_eq!(n.counters().total(OpKind::Erase), 1);
+    n.check_all().unwrap();
+}
+
+#[test]
+#[should_panic(expected = "out-of-order program")]
+fn out_of_order_program_panics() {
+    let mut n = Nand::new(small());
+    n.program(2, Cause::Host);
+}
+
+#[test]
+#[should_panic(expected = "valid pages")]
+fn erase_with_valid_pages_panics() {
+    let mut n = Nand::new(small());
+    n.program_next(0, Cause::Host);
+    n.erase(0, Cause::Gc);
+}
+
+#[test]
+#[should_panic(expected = "not valid")]
+fn double_invalidate_panics() {
+    let mut n = Nand::new(small());
+    let p = n.program_next(0, Cause::Host);
+    n.invalidate(p);
+    n.invalidate(p);
+}
+
+#[test]
+#[should_panic(expected = "full block")]
+fn program_of_full_block_panics() {
+    let mut n = Nand::new(small());
+    for _ in 0..9 {
+        n.program_next(1, Cause::Host);
+    }
+}
+
+proptest! {
+    /// Random legal operation sequences keep every block consistent with a simple oracle.
+    #[test]
+    fn random_ops_keep_invariants(ops in proptest::collection::vec((0u32..8, 0u8..3), 1..400)) {
+        let geo = small();
+        let mut n = Nand::new(geo);
+        let mut oracle: Vec<Vec<PageState>> = vec![vec![PageState::Free; 8]; 8];
+        for (b, op) in ops {
+            let blk = &mut oracle[b as usize];
+            match op {
+                0 => if let Some(off) = blk.iter().position(|s| *s == PageState::Free) {
+                    n.program(b * 8 + off as u32, Cause::Host);
+                    blk[off] = PageState::Valid;
+                },
+                1 => if let Some(off) = blk.iter().position(|s| *s == PageState::Valid) {
+                    n.invalidate(b * 8 + off as u32);
+                    blk[off] = PageState::Invalid;
+                },
+                _ => if blk.iter().all(|s| *s != PageState::Valid) {
+                    n.erase(b, Cause::Gc);
+                    blk.iter_mut().for_each(|s| *s = PageState::Free);
+                },
+            }
+            n.check_block(b).unwrap();
+            for (off, s) in oracle[b as usize].iter().enumerate() {
+                prop_assert_eq!(n.page_state(b * 8 + off as u32), *s);
+            }
+        }
+    }
+}
+
+#[test]
+fn next_valid_scans_across_words() {
+    let geo = Geometry {
+        pages_per_block: 100,
+        ..small()
+    };
+    let mut n = Nand::new(geo);
+    let pages: Vec<u32> = (0..100).map(|_| n.program_next(1, Cause::Host)).collect();
+    for (i, &p) in pages.iter().enumerate() {
+        if i != 3 && i != 70 && i != 99 {
+            n.invalidate(p);
+        }
+    }
+    assert_eq!(n.next_valid(1, 0), Some(103));
+    assert_eq!(n.next_valid(1, 4), Some(170));
+    assert_eq!(n.next_valid(1, 71), Some(199));
+    assert_eq!(n.next_valid(0, 0), None);
+    n.invalidate(199);
+    assert_eq!(n.next_valid(1, 71), None);
+}
