@@ -1,0 +1,101 @@
+//! Known keys, unknown-key detection and "did you mean" suggestions.
+
+use crate::{ConfigError, RawConfig};
+
+/// Every valid dotted key, from the default configuration.
+pub fn known_keys() -> Vec<String> {
+    let v = toml::Value::try_from(RawConfig::default()).expect("default config serialises");
+    let mut out = Vec::new();
+    flatten(&v, "", &mut out);
+    out
+}
+
+/// Dotted paths of every leaf of a TOML tree.
+pub fn flatten(v: &toml::Value, prefix: &str, out: &mut Vec<String>) {
+    match v.as_table() {
+        Some(t) => t.iter().for_each(|(k, v)| {
+            let p = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            flatten(v, &p, out)
+        }),
+        None => out.push(prefix.to_string()),
+    }
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + (ca != cb) as usize).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// Up to three valid keys nearest to `key` (by edit distance of the full path and of the last segment).
+pub fn nearest(key: &str, known: &[String]) -> Vec<String> {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    let mut scored: Vec<(usize, &String)> = known
+        .iter()
+        .map(|k| {
+            let klast = k.rsplit('.').next().unwrap_or(k);
+            (levenshtein(key, k).min(levenshtein(last, klast) + 3), k)
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, k)| k.clone()).collect()
+}
+
+/// 1-based line where dotted `key` is set in `text`, if it can be found.
+pub fn line_of(text: &str, key: &str) -> Option<usize> {
+    let (section, last) = key.rsplit_once('.').unwrap_or(("", key));
+    let mut current = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if let Some(h) = l.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            current = h.trim().to_string();
+        } else if let Some((k, _)) = l.split_once('=') {
+            let k = k.trim().trim_matches('"');
+            let full = if current.is_empty() {
+                k.to_string()
+            } else {
+                format!("{current}.{k}")
+            };
+            if full == key || (current == section && k == last) {
+                return Some(i + 1);
+            }
+        }
+    }
+    None
+}
+
+/// Reject any key of `tree` that is not a valid configuration key.
+pub fn check_known(tree: &toml::Value, text: &str, source: &str) -> Result<(), ConfigError> {
+    let known = known_keys();
+    let mut given = Vec::new();
+    flatten(tree, "", &mut given);
+    for key in given {
+        let is_section = known.iter().any(|k| k.starts_with(&format!("{key}.")));
+        if known.contains(&key) || is_section {
+            continue;
+        }
+        let location = match line_of(text, &key) {
+            Some(n) => format!("{source}:{n}"),
+            None => source.to_string(),
+        };
+        return Err(ConfigError::UnknownKey {
+            location,
+            key: key.clone(),
+            nearest: nearest(&key, &known).join(", "),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,188 @@
+//! Stage 1: the configuration exactly as written in TOML. Every section and key has
+//! a default, so an empty file is a valid configuration.
+
+use serde::{Deserialize, Serialize};
+
+/// The whole configuration file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawConfig {
+    pub device: RawDevice,
+    pub timing: RawTiming,
+    pub ftl: RawFtl,
+    pub gc: RawGc,
+    pub workload: RawWorkload,
+    pub sim: RawSim,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawDevice {
+    pub channels: u32,
+    pub chips_per_channel: u32,
+    pub dies_per_chip: u32,
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    pub page_bytes: u32,
+    /// (physical − logical) / physical capacity.
+    pub spare_factor: f64,
+}
+
+impl Default for RawDevice {
+    fn default() -> Self {
+        RawDevice {
+            channels: 4,
+            chips_per_channel: 2,
+            dies_per_chip: 2,
+            planes_per_die: 2,
+            blocks_per_plane: 1024,
+            pages_per_block: 64,
+            page_bytes: 2048,
+            spare_factor: 0.2,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawTiming {
+    /// `false` = counting mode: no latency model.
+    pub enabled: bool,
+    pub read_us: f64,
+    pub program_us: f64,
+    pub erase_ms: f64,
+    /// Channel transfer time per byte.
+    pub byte_ns: f64,
+    /// Command/address cycles on the channel per operation.
+    pub command_ns: f64,
+}
+
+impl Default for RawTiming {
+    fn default() -> Self {
+        RawTiming {
+            enabled: true,
+            read_us: 20.0,
+            program_us: 200.0,
+            erase_ms: 1.5,
+            byte_ns: 25.0,
+            command_ns: 0.0,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawFtl {
+    /// Mapping scheme: `page`.
+    pub mapping: String,
+    /// Allocation stripe order, first letter fastest: a permutation of `cwdp`.
+    pub stripe_order: String,
+    /// GC migrations get their own write frontier.
+    pub separate_gc_frontier: bool,
+}
+
+impl Default for RawFtl {
+    fn default() -> Self {
+        RawFtl {
+            mapping: "page".into(),
+            stripe_order: "cwdp".into(),
+            separate_gc_frontier: true,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawGc {
+    pub victim: String,
+    pub trigger: String,
+    /// Per-plane free blocks below which GC runs.
+    pub free_blocks_min: u32,
+    /// Candidates sampled by `d-choices`.
+    pub d_choices: u32,
+}
+
+impl Default for RawGc {
+    fn default() -> Self {
+        RawGc {
+            victim: "greedy".into(),
+            trigger: "threshold".into(),
+            free_blocks_min: 2,
+            d_choices: 10,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawWorkload {
+    /// `synthetic` or `trace`.
+    pub kind: String,
+    /// `uniform`, `hotcold`, `sequential`, `zipf`.
+    pub pattern: String,
+    pub requests: u64,
+    pub read_fraction: f64,
+    pub trim_fraction: f64,
+    /// Request size; 0 = one page.
+    pub request_bytes: u64,
+    /// When larger than `request_bytes`: sizes uniform in [request_bytes, request_bytes_max], in whole pages.
+    pub request_bytes_max: u64,
+    pub hot_fraction: f64,
+    pub hot_traffic: f64,
+    pub zipf_theta: f64,
+    pub seed: u64,
+    pub prefill: bool,
+    pub warmup: u64,
+    /// `closed` (fixed queue depth), `fixed` (constant inter-arrival), `poisson`.
+    pub arrival: String,
+    pub queue_depth: u32,
+    pub interarrival_us: f64,
+    pub trace_path: String,
+    pub trace_format: String,
+    /// Multiply trace timestamps by this factor.
+    pub time_scale: f64,
+    /// Addresses beyond the logical capacity: `fold` (modulo) or `error`.
+    pub address_overflow: String,
+    /// Several devices/ASUs in a trace: `fold` into one space or `separate` ranges.
+    pub devices: String,
+    pub skip_bad_lines: bool,
+}
+
+impl Default for RawWorkload {
+    fn default() -> Self {
+        RawWorkload {
+            kind: "synthetic".into(),
+            pattern: "uniform".into(),
+            requests: 1_000_000,
+            read_fraction: 0.0,
+            trim_fraction: 0.0,
+            request_bytes: 0,
+            request_bytes_max: 0,
+            hot_fraction: 0.2,
+            hot_traffic: 0.8,
+            zipf_theta: 0.99,
+            seed: 1,
+            prefill: false,
+            warmup: 0,
+            arrival: "closed".into(),
+            queue_depth: 1,
+            interarrival_us: 0.0,
+            trace_path: String::new(),
+            trace_format: "auto".into(),
+            time_scale: 1.0,
+            address_overflow: "fold".into(),
+            devices: "fold".into(),
+            skip_bad_lines: false,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawSim {
+    /// Check every invariant as the run goes (slow).
+    pub strict: bool,
+    /// Keep a content tag per physical page and check every read against it.
+    pub track_content: bool,
+}

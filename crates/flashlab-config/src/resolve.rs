@@ -1,0 +1,305 @@
+//! Stage 3: RawConfig → Settings, with every check that can be made before a run.
+
+use crate::raw::*;
+use crate::settings::*;
+use crate::ConfigError;
+use flashlab_ftl::{FtlSettings, StripeOrder, VictimPolicy};
+use flashlab_nand::Geometry;
+
+fn one_of<T: Copy>(
+    key: &'static str,
+    value: &str,
+    choices: &[(&str, T)],
+) -> Result<T, ConfigError> {
+    choices
+        .iter()
+        .find(|(n, _)| *n == value)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+            ConfigError::invalid(
+                key,
+                format!("{value:?}"),
+                format!("expected one of: {}", names.join(", ")),
+            )
+        })
+}
+
+fn fraction(key: &'static str, v: f64) -> Result<f64, ConfigError> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(ConfigError::invalid(
+            key,
+            v,
+            "expected a fraction from 0 to 1",
+        ))
+    }
+}
+
+fn positive_time(key: &'static str, v: f64, scale: f64) -> Result<u64, ConfigError> {
+    if v.is_finite() && v >= 0.0 && v * scale < 1e18 {
+        Ok((v * scale).round() as u64)
+    } else {
+        Err(ConfigError::invalid(key, v, "expected a non-negative time"))
+    }
+}
+
+impl RawConfig {
+    /// Validate and convert to typed settings.
+    pub fn resolve(&self) -> Result<Settings, ConfigError> {
+        let geometry = self.device.geometry();
+        geometry.validate()?;
+        let spare = self.device.spare_factor;
+        if !(0.0..1.0).contains(&spare) {
+            return Err(ConfigError::invalid(
+                "device.spare_factor",
+                spare,
+                "expected 0 <= spare_factor < 1",
+            ));
+        }
+        let logical_pages = (geometry.pages() as f64 * (1.0 - spare)).floor() as u64;
+        self.check_spare(&geometry, logical_pages)?;
+        Ok(Settings {
+            geometry,
+            spare_factor: spare,
+            timing: self.timing.resolve()?,
+            ftl: self.resolve_ftl(logical_pages)?,
+            workload: self.workload.resolve(geometry.page_bytes as u64)?,
+        })
+    }
+
+    fn check_spare(&self, g: &Geometry, logical_pages: u64) -> Result<(), ConfigError> {
+        let spare_blocks =
+            (g.pages() as u64 - logical_pages) / g.pages_per_block as u64 / g.planes() as u64;
+        let need = self.gc.free_blocks_min as u64 + 3;
+        if spare_blocks < need {
+            return Err(ConfigError::invalid(
+                "device.spare_factor",
+                self.device.spare_factor,
+                format!(
+                    "leaves {spare_blocks} spare blocks per plane; GC needs at least gc.free_blocks_min + 3 = {need} \
+                     (the free-block reserve, a host and a GC frontier, and a block to reclaim)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn resolve_ftl(&self, logical_pages: u64) -> Result<FtlSettings, ConfigError> {
+        one_of("ftl.mapping", &self.ftl.mapping, &[("page", ())])?;
+        one_of("gc.trigger", &self.gc.trigger, &[("threshold", ())])?;
+        if self.gc.free_blocks_min == 0 {
+            return Err(ConfigError::invalid(
+                "gc.free_blocks_min",
+                0,
+                "expected at least 1",
+            ));
+        }
+        Ok(FtlSettings {
+            logical_pages,
+            free_blocks_min: self.gc.free_blocks_min,
+            victim: VictimPolicy::from_name(&self.gc.victim, self.gc.d_choices)?,
+            stripe: StripeOrder::parse(&self.ftl.stripe_order)?,
+            separate_gc_frontier: self.ftl.separate_gc_frontier,
+            strict: self.sim.strict,
+            track_content: self.sim.track_content || self.sim.strict,
+            seed: self.workload.seed,
+        })
+    }
+}
+
+impl RawDevice {
+    pub fn geometry(&self) -> Geometry {
+        Geometry {
+            channels: self.channels,
+            chips_per_channel: self.chips_per_channel,
+            dies_per_chip: self.dies_per_chip,
+            planes_per_die: self.planes_per_die,
+            blocks_per_plane: self.blocks_per_plane,
+            pages_per_block: self.pages_per_block,
+            page_bytes: self.page_bytes,
+        }
+    }
+}
+
+impl RawTiming {
+    fn resolve(&self) -> Result<Option<TimingSettings>, ConfigError> {
+        let t = TimingSettings {
+            read_ns: positive_time("timing.read_us", self.read_us, 1e3)?,
+            program_ns: positive_time("timing.program_us", self.program_us, 1e3)?,
+            erase_ns: positive_time("timing.erase_ms", self.erase_ms, 1e6)?,
+            byte_ps: positive_time("timing.byte_ns", self.byte_ns, 1e3)?,
+            command_ns: positive_time("timing.command_ns", self.command_ns, 1.0)?,
+        };
+        Ok(self.enabled.then_some(t))
+    }
+}
+
+impl RawWorkload {
+    fn resolve(&self, page_bytes: u64) -> Result<WorkloadSettings, ConfigError> {
+        let source = match one_of(
+            "workload.kind",
+            &self.kind,
+            &[("synthetic", false), ("trace", true)],
+        )? {
+            false => Source::Synthetic(self.synthetic(page_bytes)?),
+            true => Source::Trace(self.trace()?),
+        };
+        let arrival = self.arrival(matches!(source, Source::Trace(_)))?;
+        let overflow = one_of(
+            "workload.address_overflow",
+            &self.address_overflow,
+            &[("fold", Overflow::Fold), ("error", Overflow::Error)],
+        )?;
+        Ok(WorkloadSettings {
+            source,
+            arrival,
+            seed: self.seed,
+            prefill: self.prefill,
+            warmup: self.warmup,
+            overflow,
+        })
+    }
+
+    fn synthetic(&self, page_bytes: u64) -> Result<SyntheticSettings, ConfigError> {
+        let pattern = match self.pattern.as_str() {
+            "uniform" => Pattern::Uniform,
+            "sequential" => Pattern::Sequential,
+            "hotcold" => self.hotcold()?,
+            "zipf" if self.zipf_theta > 0.0 && self.zipf_theta.is_finite() => Pattern::Zipf {
+                theta: self.zipf_theta,
+            },
+            "zipf" => {
+                return Err(ConfigError::invalid(
+                    "workload.zipf_theta",
+                    self.zipf_theta,
+                    "expected a positive number",
+                ))
+            }
+            other => {
+                return Err(ConfigError::invalid(
+                    "workload.pattern",
+                    format!("{other:?}"),
+                    "expected one of: uniform, hotcold, sequential, zipf",
+                ))
+            }
+        };
+        let (read, trim) = (
+            fraction("workload.read_fraction", self.read_fraction)?,
+            fraction("workload.trim_fraction", self.trim_fraction)?,
+        );
+        if read + trim > 1.0 {
+            return Err(ConfigError::invalid(
+                "workload.trim_fraction",
+                trim,
+                "expected read_fraction + trim_fraction <= 1",
+            ));
+        }
+        if self.requests == 0 {
+            return Err(ConfigError::invalid(
+                "workload.requests",
+                0,
+                "expected at least 1",
+            ));
+        }
+        let bytes = if self.request_bytes == 0 {
+            page_bytes
+        } else {
+            self.request_bytes
+        };
+        let pages_min = bytes.div_ceil(page_bytes);
+        let pages_max = self.request_bytes_max.max(bytes).div_ceil(page_bytes);
+        Ok(SyntheticSettings {
+            pattern,
+            requests: self.requests,
+            read_fraction: read,
+            trim_fraction: trim,
+            pages_min,
+            pages_max,
+        })
+    }
+
+    fn hotcold(&self) -> Result<Pattern, ConfigError> {
+        let hot_fraction = fraction("workload.hot_fraction", self.hot_fraction)?;
+        if hot_fraction == 0.0 || hot_fraction == 1.0 {
+            return Err(ConfigError::invalid(
+                "workload.hot_fraction",
+                hot_fraction,
+                "expected 0 < hot_fraction < 1",
+            ));
+        }
+        Ok(Pattern::HotCold {
+            hot_fraction,
+            hot_traffic: fraction("workload.hot_traffic", self.hot_traffic)?,
+        })
+    }
+
+    fn trace(&self) -> Result<TraceSettings, ConfigError> {
+        if self.trace_path.is_empty() {
+            return Err(ConfigError::invalid(
+                "workload.trace_path",
+                "\"\"",
+                "workload.kind = \"trace\" needs a trace file path",
+            ));
+        }
+        let devices = one_of(
+            "workload.devices",
+            &self.devices,
+            &[
+                ("fold", DeviceMode::Fold),
+                ("separate", DeviceMode::Separate),
+            ],
+        )?;
+        Ok(TraceSettings {
+            path: self.trace_path.clone(),
+            format: self.trace_format.clone(),
+            devices,
+            skip_bad_lines: self.skip_bad_lines,
+        })
+    }
+
+    fn arrival(&self, trace: bool) -> Result<Arrival, ConfigError> {
+        let kinds = [("closed", 0u8), ("fixed", 1), ("poisson", 2), ("trace", 3)];
+        let interval =
+            || match positive_time("workload.interarrival_us", self.interarrival_us, 1e3)? {
+                0 => Err(ConfigError::invalid(
+                    "workload.interarrival_us",
+                    self.interarrival_us,
+                    "expected a positive time for an open-loop arrival",
+                )),
+                ns => Ok(ns),
+            };
+        match one_of("workload.arrival", &self.arrival, &kinds)? {
+            0 if self.queue_depth == 0 => Err(ConfigError::invalid(
+                "workload.queue_depth",
+                0,
+                "expected at least 1",
+            )),
+            0 => Ok(Arrival::Closed {
+                queue_depth: self.queue_depth,
+            }),
+            1 => Ok(Arrival::Fixed {
+                interval_ns: interval()?,
+            }),
+            2 => Ok(Arrival::Poisson {
+                mean_ns: interval()?,
+            }),
+            _ if !trace => Err(ConfigError::invalid(
+                "workload.arrival",
+                "\"trace\"",
+                "needs workload.kind = \"trace\"",
+            )),
+            _ if !(self.time_scale > 0.0 && self.time_scale.is_finite()) => {
+                Err(ConfigError::invalid(
+                    "workload.time_scale",
+                    self.time_scale,
+                    "expected a positive factor",
+                ))
+            }
+            _ => Ok(Arrival::Trace {
+                time_scale: self.time_scale,
+            }),
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! Stage 3: validated settings with typed units.
+
+use flashlab_ftl::FtlSettings;
+use flashlab_nand::Geometry;
+
+/// Array and channel times, in nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimingSettings {
+    pub read_ns: u64,
+    pub program_ns: u64,
+    pub erase_ns: u64,
+    /// Per byte, in picoseconds (so fractional ns per byte stay exact).
+    pub byte_ps: u64,
+    pub command_ns: u64,
+}
+
+/// Spatial pattern of synthetic requests.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pattern {
+    Uniform,
+    /// `hot_fraction` of the space receives `hot_traffic` of the requests.
+    HotCold {
+        hot_fraction: f64,
+        hot_traffic: f64,
+    },
+    Sequential,
+    Zipf {
+        theta: f64,
+    },
+}
+
+/// When requests are issued.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arrival {
+    /// A new request as soon as one of `queue_depth` outstanding completes.
+    Closed { queue_depth: u32 },
+    /// Open loop, constant inter-arrival time.
+    Fixed { interval_ns: u64 },
+    /// Open loop, exponential inter-arrival times.
+    Poisson { mean_ns: u64 },
+    /// Open loop at the trace's timestamps × scale.
+    Trace { time_scale: f64 },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SyntheticSettings {
+    pub pattern: Pattern,
+    pub requests: u64,
+    pub read_fraction: f64,
+    pub trim_fraction: f64,
+    /// Request size range in pages (inclusive).
+    pub pages_min: u64,
+    pub pages_max: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overflow {
+    Fold,
+    Error,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceMode {
+    Fold,
+    Separate,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceSettings {
+    pub path: String,
+    /// `auto` or a format name (checked by the trace reader).
+    pub format: String,
+    pub devices: DeviceMode,
+    pub skip_bad_lines: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    Synthetic(SyntheticSettings),
+    Trace(TraceSettings),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkloadSettings {
+    pub source: Source,
+    pub arrival: Arrival,
+    pub seed: u64,
+    pub prefill: bool,
+    pub warmup: u64,
+    pub overflow: Overflow,
+}
+
+/// Everything a run needs, validated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    pub geometry: Geometry,
+    pub spare_factor: f64,
+    /// `None` = counting mode.
+    pub timing: Option<TimingSettings>,
+    pub ftl: FtlSettings,
+    pub workload: WorkloadSettings,
+}
+
+impl Settings {
+    pub fn page_bytes(&self) -> u64 {
+        self.geometry.page_bytes as u64
+    }
+}

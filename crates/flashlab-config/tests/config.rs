@@ -1,0 +1,153 @@
+use flashlab_config::*;
+use proptest::prelude::*;
+
+fn err(text: &str, sets: &[&str]) -> String {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    load(text, "my.toml", &sets).unwrap_err().to_string()
+}
+
+#[test]
+fn empty_file_is_the_default() {
+    let (raw, s) = load("", "x.toml", &[]).unwrap();
+    assert_eq!(raw, RawConfig::default());
+    assert_eq!(s.geometry.pages(), 2 * 1024 * 1024);
+    assert_eq!(
+        s.ftl.logical_pages,
+        (2.0 * 1024.0 * 1024.0 * 0.8f64).floor() as u64
+    );
+    assert_eq!(s.timing.unwrap().erase_ns, 1_500_000);
+    assert_eq!(s.timing.unwrap().byte_ps, 25_000);
+}
+
+#[test]
+fn default_toml_round_trips() {
+    let text = default_toml();
+    let (raw, _) = load(&text, "default.toml", &[]).unwrap();
+    assert_eq!(raw, RawConfig::default());
+    for key in keys::known_keys() {
+        assert!(
+            text.contains(key.rsplit('.').next().unwrap()),
+            "{key} missing from default"
+        );
+    }
+}
+
+#[test]
+fn unknown_key_names_line_and_nearest() {
+    let e = err("[device]\nchannels = 2\n\n[gc]\nvictm = \"fifo\"\n", &[]);
+    assert!(
+        e.starts_with("my.toml:5: unknown key `gc.victm`; nearest valid: gc.victim, "),
+        "{e}"
+    );
+    let e = err("[devce]\nchannels = 2\n", &[]);
+    assert!(
+        e.starts_with("my.toml:2: unknown key `devce.channels`; nearest valid: device.channels"),
+        "{e}"
+    );
+}
+
+#[test]
+fn set_overrides_and_checks() {
+    let sets = vec![
+        "device.spare_factor=0.1".to_string(),
+        "gc.victim=fifo".into(),
+        "workload.pattern=\"zipf\"".into(),
+    ];
+    let (raw, s) = load("", "x", &sets).unwrap();
+    assert_eq!(raw.device.spare_factor, 0.1);
+    assert_eq!(s.ftl.victim, flashlab_ftl::VictimPolicy::Fifo);
+    assert!(matches!(
+        s.workload.source,
+        Source::Synthetic(SyntheticSettings {
+            pattern: Pattern::Zipf { .. },
+            ..
+        })
+    ));
+    let e = err("", &["device.spare_fator=0.1"]);
+    assert!(
+        e.starts_with(
+            "--set: unknown key `device.spare_fator`; nearest valid: device.spare_factor"
+        ),
+        "{e}"
+    );
+    let e = err("", &["device.channels=lots"]);
+    assert!(
+        e.starts_with("--set device.channels:") && e.contains("u32"),
+        "{e}"
+    );
+    assert!(err("", &["device.channels"]).contains("expected KEY=VALUE"));
+}
+
+#[test]
+fn type_error_in_file_names_file_and_line() {
+    let e = err("[device]\nchannels = \"four\"\n", &[]);
+    assert!(e.starts_with("my.toml: TOML parse error at line 2"), "{e}");
+    assert!(!e.contains('\n'));
+    let e = err("[device\n", &[]);
+    assert!(e.starts_with("my.toml: TOML parse error at line 1"), "{e}");
+}
+
+#[test]
+fn impossible_geometry_says_why() {
+    assert_eq!(
+        err("", &["device.dies_per_chip=0"]),
+        "device.dies_per_chip must be at least 1, got 0"
+    );
+    let e = err("", &["device.spare_factor=0.001"]);
+    assert!(
+        e.contains("leaves 1 spare blocks per plane") && e.contains("gc.free_blocks_min + 3 = 5"),
+        "{e}"
+    );
+    assert!(err("", &["device.spare_factor=1.0"]).contains("expected 0 <= spare_factor < 1"));
+    assert!(err("", &["device.page_bytes=1000"]).contains("multiple of 512"));
+}
+
+#[test]
+fn bad_choices_list_valid_ones() {
+    assert!(err("", &["gc.victim=best"])
+        .contains("valid: greedy, fifo, random, d-choices, cost-benefit"));
+    assert_eq!(
+        err("", &["workload.pattern=zip"]),
+        "workload.pattern = \"zip\": expected one of: uniform, hotcold, sequential, zipf"
+    );
+    assert!(err("", &["workload.kind=trace"]).contains("needs a trace file path"));
+    assert!(err("", &["workload.read_fraction=1.5"]).contains("expected a fraction from 0 to 1"));
+    assert!(err("", &["workload.arrival=fixed"]).contains("workload.interarrival_us"));
+    assert!(err("", &["ftl.stripe_order=cwdd"]).contains("permutation"));
+}
+
+#[test]
+fn request_size_in_pages() {
+    let (_, s) = load(
+        "",
+        "x",
+        &[
+            "workload.request_bytes=4096".into(),
+            "workload.request_bytes_max=9000".into(),
+        ],
+    )
+    .unwrap();
+    match s.workload.source {
+        Source::Synthetic(w) => assert_eq!((w.pages_min, w.pages_max), (2, 5)),
+        _ => unreachable!(),
+    }
+}
+
+proptest! {
+    #[test]
+    fn set_of_any_geometry_value_is_applied_or_rejected_cleanly(ch in 0u32..20, ppb in 0u32..300, sf in -0.5f64..1.5) {
+        let sets = vec![format!("device.channels={ch}"), format!("device.pages_per_block={ppb}"), format!("device.spare_factor={sf}")];
+        match load("", "x", &sets) {
+            Ok((raw, s)) => {
+                prop_assert_eq!(raw.device.channels, ch);
+                prop_assert_eq!(s.geometry.pages_per_block, ppb);
+            }
+            Err(e) => prop_assert!(!e.to_string().contains('\n')),
+        }
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
+        let _ = load(&text, "x", &[]);
+    }
+}
