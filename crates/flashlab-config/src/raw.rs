@@ -146,6 +146,8 @@ pub struct RawWorkload {
     pub address_overflow: String,
     /// Several devices/ASUs in a trace: `fold` into one space or `separate` ranges.
     pub devices: String,
+    /// With `devices = "separate"`: the logical space is split into this many equal ranges.
+    pub device_count: u32,
     pub skip_bad_lines: bool,
 }
 
@@ -173,6 +175,7 @@ impl Default for RawWorkload {
             time_scale: 1.0,
             address_overflow: "fold".into(),
             devices: "fold".into(),
+            device_count: 1,
             skip_bad_lines: false,
         }
     }

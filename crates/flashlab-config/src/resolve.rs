@@ -251,10 +251,18 @@ impl RawWorkload {
                 ("separate", DeviceMode::Separate),
             ],
         )?;
+        if self.device_count == 0 {
+            return Err(ConfigError::invalid(
+                "workload.device_count",
+                0,
+                "expected at least 1",
+            ));
+        }
         Ok(TraceSettings {
             path: self.trace_path.clone(),
             format: self.trace_format.clone(),
             devices,
+            device_count: self.device_count,
             skip_bad_lines: self.skip_bad_lines,
         })
     }

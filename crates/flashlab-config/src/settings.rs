@@ -71,6 +71,7 @@ pub struct TraceSettings {
     /// `auto` or a format name (checked by the trace reader).
     pub format: String,
     pub devices: DeviceMode,
+    pub device_count: u32,
     pub skip_bad_lines: bool,
 }
 

@@ -1,0 +1,18 @@
+//! The flashlab simulation driver.
+//!
+//! [`run`] takes validated [`Settings`] and an iterator of host requests (synthetic
+//! or from a trace reader), splits each request into logical pages, drives the FTL,
+//! schedules the NAND operations the FTL issued on a busy-until timeline of dies and
+//! channel buses ([`timing`]), and returns a [`RunResult`]. It reads no files and no
+//! clock: the caller measures wall time and fills `wall_time_s`.
+
+mod addr;
+mod engine;
+mod report;
+mod result;
+pub mod timing;
+
+pub use addr::PageSpan;
+pub use engine::{run, run_synthetic, SimError};
+pub use flashlab_config::Settings;
+pub use result::RunResult;

@@ -1,0 +1,115 @@
+//! Turning the engine's state at the end of a run into a [`RunResult`].
+
+use crate::engine::Engine;
+use crate::result::{erase_stats, RunResult};
+use flashlab_config::{Pattern, Source};
+use flashlab_ftl::{analytic, VictimPolicy};
+use flashlab_nand::{Cause, OpKind};
+
+impl Engine<'_> {
+    pub(crate) fn finish(self) -> RunResult {
+        let mark = self.mark.as_ref().expect("measurement started");
+        let nand = self.ftl.nand().counters().since(&mark.nand);
+        let ftl = self.ftl.stats().since(&mark.ftl);
+        let now = self.ftl.nand().erase_counts();
+        let (emin, emax, emean, esd) =
+            erase_stats(now.iter().zip(&mark.erases).map(|(a, b)| (a - b) as u64));
+        let requests: u64 = self.op_counts.iter().sum();
+        let programs = nand.total(OpKind::Program);
+        let timed = self.timing_summary(requests, ftl.host_read_pages + ftl.host_write_pages);
+        RunResult {
+            requests,
+            host_read_pages: ftl.host_read_pages,
+            host_write_pages: ftl.host_write_pages,
+            host_trim_pages: ftl.host_trim_pages,
+            nand_read_pages: nand.total(OpKind::Read),
+            nand_program_pages: programs,
+            nand_erases: nand.total(OpKind::Erase),
+            gc_runs: ftl.gc_runs,
+            gc_copied_pages: ftl.gc_copied_pages,
+            waf: (ftl.host_write_pages > 0).then(|| programs as f64 / ftl.host_write_pages as f64),
+            erase_count_min: emin,
+            erase_count_max: emax,
+            erase_count_mean: emean,
+            erase_count_stddev: esd,
+            read_latency_us_mean: self.read_lat.mean_us(),
+            read_latency_us_p99: self.read_lat.quantile_us(0.99),
+            write_latency_us_mean: self.write_lat.mean_us(),
+            write_latency_us_p99: self.write_lat.quantile_us(0.99),
+            iops: timed.iops,
+            sim_time_s: timed.sim_time_s,
+            wall_time_s: 0.0,
+            config: serde_json::Value::Null,
+            read_requests: self.op_counts[0],
+            write_requests: self.op_counts[1],
+            trim_requests: self.op_counts[2],
+            unmapped_read_pages: ftl.unmapped_reads,
+            nand_program_pages_host: nand.get(OpKind::Program, Cause::Host),
+            nand_program_pages_gc: nand.get(OpKind::Program, Cause::Gc),
+            nand_read_pages_gc: nand.get(OpKind::Read, Cause::Gc),
+            logical_pages: self.s.ftl.logical_pages,
+            physical_pages: self.s.geometry.pages() as u64,
+            read_latency_us_p50: self.read_lat.quantile_us(0.5),
+            read_latency_us_p999: self.read_lat.quantile_us(0.999),
+            read_latency_us_max: self.read_lat.max_us(),
+            write_latency_us_p50: self.write_lat.quantile_us(0.5),
+            write_latency_us_p999: self.write_lat.quantile_us(0.999),
+            write_latency_us_max: self.write_lat.max_us(),
+            bandwidth_mib_s: timed.bandwidth_mib_s,
+            die_utilization_mean: timed.die_util,
+            channel_utilization_mean: timed.chan_util,
+            waf_closed_form: self.closed_form(),
+            memory_bytes: (self.ftl.memory_bytes() + self.shadow.len() * 4) as u64,
+        }
+    }
+
+    fn timing_summary(&self, requests: u64, host_pages: u64) -> Timed {
+        let (Some(tl), Some(first)) = (&self.timeline, self.first_issue) else {
+            return Timed::default();
+        };
+        let mark = self.mark.as_ref().expect("measurement started");
+        let span_ns = self.last_done.saturating_sub(first).max(1) as f64;
+        let dies = tl.die_busy_ns.len() as f64;
+        let chans = tl.chan_busy_ns.len() as f64;
+        let die_busy = (tl.die_busy_ns.iter().sum::<u64>() - mark.die_busy_ns) as f64;
+        let chan_busy = (tl.chan_busy_ns.iter().sum::<u64>() - mark.chan_busy_ns) as f64;
+        Timed {
+            iops: Some(requests as f64 / (span_ns / 1e9)),
+            sim_time_s: Some(span_ns / 1e9),
+            bandwidth_mib_s: Some(
+                host_pages as f64 * self.s.page_bytes() as f64 / (1 << 20) as f64 / (span_ns / 1e9),
+            ),
+            die_util: Some(die_busy / dies / span_ns),
+            chan_util: Some(chan_busy / chans / span_ns),
+        }
+    }
+
+    /// Desnoyers' closed form, where the run fits its assumptions.
+    fn closed_form(&self) -> Option<f64> {
+        let Source::Synthetic(w) = &self.s.workload.source else {
+            return None;
+        };
+        let single_page_writes =
+            w.read_fraction == 0.0 && w.trim_fraction == 0.0 && w.pages_max == 1;
+        if w.pattern != Pattern::Uniform || !single_page_writes {
+            return None;
+        }
+        let spare = 1.0 - self.s.ftl.logical_pages as f64 / self.s.geometry.pages() as f64;
+        match self.s.ftl.victim {
+            VictimPolicy::Fifo => Some(analytic::fifo_waf(spare)),
+            VictimPolicy::Greedy => {
+                Some(analytic::greedy_waf(spare, self.s.geometry.pages_per_block))
+            }
+            _ => None,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Timed {
+    iops: Option<f64>,
+    sim_time_s: Option<f64>,
+    bandwidth_mib_s: Option<f64>,
+    die_util: Option<f64>,
+    chan_util: Option<f64>,
+}

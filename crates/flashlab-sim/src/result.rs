@@ -1,0 +1,109 @@
+//! The result object of a run (CONTRACT.md), flat, every key always present.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// The result of one run. `null` (None) where a value does not apply, e.g.
+/// latencies in counting mode. `wall_time_s` and `config` are filled by the caller.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunResult {
+    pub requests: u64,
+    pub host_read_pages: u64,
+    pub host_write_pages: u64,
+    pub host_trim_pages: u64,
+    pub nand_read_pages: u64,
+    pub nand_program_pages: u64,
+    pub nand_erases: u64,
+    pub gc_runs: u64,
+    pub gc_copied_pages: u64,
+    pub waf: Option<f64>,
+    pub erase_count_min: u64,
+    pub erase_count_max: u64,
+    pub erase_count_mean: f64,
+    pub erase_count_stddev: f64,
+    pub read_latency_us_mean: Option<f64>,
+    pub read_latency_us_p99: Option<f64>,
+    pub write_latency_us_mean: Option<f64>,
+    pub write_latency_us_p99: Option<f64>,
+    pub iops: Option<f64>,
+    pub sim_time_s: Option<f64>,
+    pub wall_time_s: f64,
+    pub config: serde_json::Value,
+    // Beyond the contract.
+    pub read_requests: u64,
+    pub write_requests: u64,
+    pub trim_requests: u64,
+    pub unmapped_read_pages: u64,
+    pub nand_program_pages_host: u64,
+    pub nand_program_pages_gc: u64,
+    pub nand_read_pages_gc: u64,
+    pub logical_pages: u64,
+    pub physical_pages: u64,
+    pub read_latency_us_p50: Option<f64>,
+    pub read_latency_us_p999: Option<f64>,
+    pub read_latency_us_max: Option<f64>,
+    pub write_latency_us_p50: Option<f64>,
+    pub write_latency_us_p999: Option<f64>,
+    pub write_latency_us_max: Option<f64>,
+    pub bandwidth_mib_s: Option<f64>,
+    pub die_utilization_mean: Option<f64>,
+    pub channel_utilization_mean: Option<f64>,
+    /// Desnoyers' closed-form WAF when the run fits its model (uniform single-page writes, FIFO or greedy).
+    pub waf_closed_form: Option<f64>,
+    pub memory_bytes: u64,
+}
+
+/// Latency recorder: exact sum and count, HDR histogram (3 significant digits) for percentiles.
+#[derive(Clone, Debug)]
+pub(crate) struct Latency {
+    hist: Histogram<u64>,
+    sum_ns: u128,
+}
+
+impl Latency {
+    pub fn new() -> Self {
+        Latency {
+            hist: Histogram::new(3).expect("3 significant digits is valid"),
+            sum_ns: 0,
+        }
+    }
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.hist.saturating_record(ns);
+        self.sum_ns += ns as u128;
+    }
+    pub fn count(&self) -> u64 {
+        self.hist.len()
+    }
+    pub fn mean_us(&self) -> Option<f64> {
+        (self.count() > 0).then(|| self.sum_ns as f64 / self.count() as f64 / 1e3)
+    }
+    pub fn quantile_us(&self, q: f64) -> Option<f64> {
+        (self.count() > 0).then(|| self.hist.value_at_quantile(q) as f64 / 1e3)
+    }
+    pub fn max_us(&self) -> Option<f64> {
+        (self.count() > 0).then(|| self.hist.max() as f64 / 1e3)
+    }
+}
+
+/// Min, max, mean and population standard deviation of per-block erase counts.
+pub(crate) fn erase_stats(counts: impl Iterator<Item = u64>) -> (u64, u64, f64, f64) {
+    let (mut n, mut min, mut max, mut sum, mut sq) = (0u64, u64::MAX, 0u64, 0f64, 0f64);
+    for c in counts {
+        n += 1;
+        min = min.min(c);
+        max = max.max(c);
+        sum += c as f64;
+        sq += (c as f64) * (c as f64);
+    }
+    if n == 0 {
+        return (0, 0, 0.0, 0.0);
+    }
+    let mean = sum / n as f64;
+    (
+        min,
+        max,
+        mean,
+        (sq / n as f64 - mean * mean).max(0.0).sqrt(),
+    )
+}
