@@ -32,5 +32,10 @@ pub fn load(
 
 /// The complete default configuration as TOML text.
 pub fn default_toml() -> String {
-    toml::to_string_pretty(&RawConfig::default()).expect("default config serialises")
+    to_toml(&RawConfig::default())
+}
+
+/// A configuration as TOML text (every key).
+pub fn to_toml(raw: &RawConfig) -> String {
+    toml::to_string_pretty(raw).expect("config serialises")
 }

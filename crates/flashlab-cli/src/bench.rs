@@ -1,0 +1,91 @@
+//! `flashlab bench`: simulated host requests per second on fixed workloads.
+
+use crate::output::{table, write_json};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Serialize)]
+struct BenchRow {
+    name: String,
+    description: String,
+    requests: u64,
+    wall_time_s: f64,
+    requests_per_s: f64,
+    waf: Option<f64>,
+    state_bytes_per_physical_page: f64,
+    peak_rss_bytes: Option<u64>,
+}
+
+struct Case {
+    name: &'static str,
+    description: &'static str,
+    sets: Vec<String>,
+}
+
+fn cases(quick: bool) -> Vec<Case> {
+    let scale = if quick { 8 } else { 1 };
+    let one_plane = "device.channels=1 device.chips_per_channel=1 device.dies_per_chip=1 device.planes_per_die=1";
+    let wasim_l = (8192.0f64 * 0.9).round() as u64 * 64 / scale;
+    let counting = format!(
+        "{one_plane} device.blocks_per_plane={} device.pages_per_block=64 device.spare_factor=0.1 timing.enabled=false \
+         gc.victim=greedy workload.prefill=true workload.requests={}",
+        8192 / scale,
+        15 * wasim_l
+    );
+    let timed = format!(
+        "device.channels=8 device.chips_per_channel=2 device.dies_per_chip=2 device.planes_per_die=2 device.blocks_per_plane={} \
+         device.pages_per_block=64 device.page_bytes=4096 device.spare_factor=0.07 workload.prefill=true \
+         workload.requests={} workload.pattern=hotcold workload.hot_fraction=0.9 workload.hot_traffic=1.0 \
+         workload.arrival=fixed workload.interarrival_us=100",
+        128 / scale.min(4),
+        1_000_000 / scale
+    );
+    let split = |s: String| s.split_whitespace().map(String::from).collect();
+    vec![
+        Case { name: "counting-wasim", description: "counting mode, 1 plane x 8192 blocks x 64 pages, spare 0.1, greedy, prefill + 15 x logical capacity uniform writes (wasim.c's work)", sets: split(counting) },
+        Case { name: "timed-ssd", description: "timing on, 8x2x2x2 x 128 blocks x 64 pages x 4 KiB, spare 0.07, prefilled, 1M 4 KiB writes uniform over 90 % of the space, one every 100 us", sets: split(timed) },
+    ]
+}
+
+pub fn bench(json: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    for c in cases(quick) {
+        let (_, s) = flashlab_config::load("", "bench", &c.sets)?;
+        let start = Instant::now();
+        let r = flashlab_sim::run_synthetic(&s, &mut |_| {})?;
+        let wall = start.elapsed().as_secs_f64();
+        rows.push(BenchRow {
+            name: c.name.into(),
+            description: c.description.into(),
+            requests: r.requests,
+            wall_time_s: wall,
+            requests_per_s: r.requests as f64 / wall,
+            waf: r.waf,
+            state_bytes_per_physical_page: r.memory_bytes as f64 / r.physical_pages as f64,
+            peak_rss_bytes: peak_rss(),
+        });
+    }
+    for r in &rows {
+        println!("{}: {}", r.name, r.description);
+        table(&[
+            ("  requests", r.requests.to_string()),
+            ("  wall time s", format!("{:.3}", r.wall_time_s)),
+            ("  requests/s", format!("{:.0}", r.requests_per_s)),
+            ("  WAF", r.waf.map_or("-".into(), |w| format!("{w:.4}"))),
+            ("  state bytes/physical page", format!("{:.2}", r.state_bytes_per_physical_page)),
+            ("  peak RSS so far MiB", r.peak_rss_bytes.map_or("-".into(), |b| format!("{:.1}", b as f64 / 1048576.0))),
+        ]);
+    }
+    if let Some(p) = json {
+        write_json(&p, &rows)?;
+    }
+    Ok(())
+}
+
+/// Peak resident set size of this process (Linux), in bytes.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+}

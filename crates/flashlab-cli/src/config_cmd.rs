@@ -1,0 +1,42 @@
+//! `flashlab config default|check`.
+
+use anyhow::Context;
+use clap::Subcommand;
+use std::path::PathBuf;
+
+#[derive(Subcommand)]
+pub enum ConfigCmd {
+    /// Print the complete default configuration as TOML.
+    Default,
+    /// Validate a config and print the resolved configuration.
+    Check {
+        config: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+    },
+}
+
+pub fn config(cmd: ConfigCmd) -> anyhow::Result<()> {
+    match cmd {
+        ConfigCmd::Default => print!("{}", flashlab_config::default_toml()),
+        ConfigCmd::Check { config, sets } => {
+            let (raw, s) = load_config(&config, &sets)?;
+            print!("{}", flashlab_config::to_toml(&raw));
+            eprintln!(
+                "ok: {} physical pages, {} logical pages ({:.1} GiB logical), timing {}",
+                s.geometry.pages(),
+                s.ftl.logical_pages,
+                s.ftl.logical_pages as f64 * s.page_bytes() as f64 / (1u64 << 30) as f64,
+                if s.timing.is_some() { "on" } else { "off (counting mode)" }
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Read and resolve a config file with overrides.
+pub fn load_config(path: &PathBuf, sets: &[String]) -> anyhow::Result<(flashlab_config::RawConfig, flashlab_config::Settings)> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config {}", path.display()))?;
+    Ok(flashlab_config::load(&text, &path.display().to_string(), sets)?)
+}
+

@@ -1,0 +1,69 @@
+//! `flashlab`: the command-line edge. Parses arguments, reads files, measures wall
+//! time, draws progress; everything else happens in the library crates.
+
+mod bench;
+mod config_cmd;
+mod output;
+mod run;
+mod trace_cmd;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "flashlab", version, about = "A fast, faithful simulator of the flash storage stack")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a simulation described by a TOML config.
+    Run(run::RunArgs),
+    /// Measure simulated host requests per second on fixed workloads.
+    Bench {
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Smaller workloads (for a smoke test).
+        #[arg(long)]
+        quick: bool,
+    },
+    /// Print the default config or check one.
+    #[command(subcommand)]
+    Config(config_cmd::ConfigCmd),
+    /// Inspect or convert block I/O traces.
+    #[command(subcommand)]
+    Trace(trace_cmd::TraceCmd),
+    /// Regenerate a seed paper's experiment.
+    Reproduce {
+        name: String,
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long)]
+        quick: bool,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::Run(a) => run::run(a),
+        Cmd::Bench { json, quick } => bench::bench(json, quick),
+        Cmd::Config(c) => config_cmd::config(c),
+        Cmd::Trace(t) => trace_cmd::trace(t),
+        Cmd::Reproduce { name, .. } => Err(anyhow::anyhow!(
+            "reproduce: no experiment named {name:?}; none is available yet (wpo-gc and ubifs-hotdata are planned)"
+        )),
+    };
+    if let Err(e) = result {
+        eprintln!("flashlab: error: {}", one_line(&e));
+        std::process::exit(1);
+    }
+}
+
+/// The error and its causes on one line.
+fn one_line(e: &anyhow::Error) -> String {
+    let parts: Vec<String> = e.chain().map(|c| c.to_string().replace('\n', " ")).collect();
+    parts.join(": ")
+}

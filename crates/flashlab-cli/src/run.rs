@@ -1,0 +1,106 @@
+//! `flashlab run`.
+
+use crate::config_cmd::load_config;
+use crate::output::{opt, progress, table, write_json};
+use anyhow::Context;
+use clap::Args;
+use flashlab_config::{RawConfig, Settings, Source, TraceSettings};
+use flashlab_sim::RunResult;
+use flashlab_trace::{FormatChoice, ReaderOptions, TraceReader};
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct RunArgs {
+    config: PathBuf,
+    /// Override one key (dotted path, TOML value), e.g. device.spare_factor=0.1.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Write the result object as JSON (`-` = standard output).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+    /// Count and skip bad trace lines instead of stopping at the first.
+    #[arg(long)]
+    skip_bad_lines: bool,
+}
+
+pub fn run(a: RunArgs) -> anyhow::Result<()> {
+    let mut sets = a.sets.clone();
+    if a.skip_bad_lines {
+        sets.push("workload.skip_bad_lines=true".into());
+    }
+    let (raw, s) = load_config(&a.config, &sets)?;
+    let start = Instant::now();
+    let mut result = simulate(&s, &a.config, a.quiet)?;
+    result.wall_time_s = start.elapsed().as_secs_f64();
+    result.config = serde_json::to_value(&raw)?;
+    if a.json.as_deref() != Some(Path::new("-")) {
+        summary(&result, &raw);
+    }
+    if let Some(path) = &a.json {
+        write_json(path, &result)?;
+    }
+    Ok(())
+}
+
+/// Run the configured workload; trace paths are relative to the config file.
+pub fn simulate(s: &Settings, config_path: &Path, quiet: bool) -> anyhow::Result<RunResult> {
+    match &s.workload.source {
+        Source::Synthetic(w) => {
+            let bar = progress(Some(w.requests + s.workload.warmup), quiet);
+            let r = flashlab_sim::run_synthetic(s, &mut |n| bar.set_position(n));
+            bar.finish_and_clear();
+            Ok(r?)
+        }
+        Source::Trace(t) => {
+            let reader = open_trace(t, config_path)?;
+            let bar = progress(None, quiet);
+            let r = flashlab_sim::run(s, reader, &mut |n| bar.set_position(n));
+            bar.finish_and_clear();
+            Ok(r?)
+        }
+    }
+}
+
+/// Resolve a trace path: absolute, else relative to the config file's folder, else to the working directory.
+pub fn trace_path(path: &str, config_path: &Path) -> PathBuf {
+    let p = PathBuf::from(path);
+    if p.is_absolute() {
+        return p;
+    }
+    let beside = config_path.parent().unwrap_or(Path::new(".")).join(&p);
+    if beside.exists() { beside } else { p }
+}
+
+fn open_trace(t: &TraceSettings, config_path: &Path) -> anyhow::Result<TraceReader<BufReader<std::fs::File>>> {
+    let path = trace_path(&t.path, config_path);
+    let file = std::fs::File::open(&path).with_context(|| format!("cannot open trace {}", path.display()))?;
+    let choice = FormatChoice::from_name(&t.format).context("workload.trace_format")?;
+    let opts = ReaderOptions { skip_bad_lines: t.skip_bad_lines, ..ReaderOptions::named(path.display().to_string()) };
+    Ok(TraceReader::with_choice(BufReader::with_capacity(1 << 16, file), choice, opts)?)
+}
+
+fn summary(r: &RunResult, raw: &RawConfig) {
+    let waf = match (r.waf, r.waf_closed_form) {
+        (Some(w), Some(c)) => format!("{w:.4}  (Desnoyers closed form {c:.4}, {:+.2} %)", (w - c) / c * 100.0),
+        (w, _) => opt(w, 4),
+    };
+    table(&[
+        ("workload", format!("{} / {}", raw.workload.kind, if raw.workload.kind == "trace" { &raw.workload.trace_path } else { &raw.workload.pattern })),
+        ("requests", format!("{} ({} reads, {} writes, {} trims)", r.requests, r.read_requests, r.write_requests, r.trim_requests)),
+        ("host pages", format!("{} read, {} written, {} trimmed", r.host_read_pages, r.host_write_pages, r.host_trim_pages)),
+        ("NAND", format!("{} reads, {} programs, {} erases", r.nand_read_pages, r.nand_program_pages, r.nand_erases)),
+        ("GC", format!("{} runs, {} pages copied (victim {})", r.gc_runs, r.gc_copied_pages, raw.gc.victim)),
+        ("WAF", waf),
+        ("erase count", format!("min {} max {} mean {:.2} sd {:.2}", r.erase_count_min, r.erase_count_max, r.erase_count_mean, r.erase_count_stddev)),
+        ("read latency us", format!("mean {} p99 {} max {}", opt(r.read_latency_us_mean, 1), opt(r.read_latency_us_p99, 1), opt(r.read_latency_us_max, 1))),
+        ("write latency us", format!("mean {} p99 {} max {}", opt(r.write_latency_us_mean, 1), opt(r.write_latency_us_p99, 1), opt(r.write_latency_us_max, 1))),
+        ("IOPS", opt(r.iops, 0)),
+        ("simulated time s", opt(r.sim_time_s, 3)),
+        ("wall time s", format!("{:.3} ({:.0} requests/s)", r.wall_time_s, r.requests as f64 / r.wall_time_s.max(1e-9))),
+    ]);
+}
