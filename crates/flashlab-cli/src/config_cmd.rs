@@ -35,8 +35,10 @@ pub fn config(cmd: ConfigCmd) -> anyhow::Result<()> {
 }
 
 /// Read and resolve a config file with overrides.
-pub fn load_config(path: &PathBuf, sets: &[String]) -> anyhow::Result<(flashlab_config::RawConfig, flashlab_config::Settings)> {
+pub fn load_config(
+    path: &PathBuf,
+    sets: &[String],
+) -> anyhow::Result<(flashlab_config::RawConfig, flashlab_config::Settings)> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config {}", path.display()))?;
     Ok(flashlab_config::load(&text, &path.display().to_string(), sets)?)
 }
-

@@ -22,11 +22,14 @@ pub fn progress(total: Option<u64>, quiet: bool) -> ProgressBar {
     }
     match total {
         Some(n) => ProgressBar::new(n).with_style(
-            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} requests ({per_sec}, eta {eta})")
-                .expect("valid template"),
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} requests ({per_sec}, eta {eta})",
+            )
+            .expect("valid template"),
         ),
         None => ProgressBar::new_spinner().with_style(
-            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {human_pos} requests ({per_sec})").expect("valid template"),
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {human_pos} requests ({per_sec})")
+                .expect("valid template"),
         ),
     }
 }

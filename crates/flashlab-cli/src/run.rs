@@ -73,7 +73,11 @@ pub fn trace_path(path: &str, config_path: &Path) -> PathBuf {
         return p;
     }
     let beside = config_path.parent().unwrap_or(Path::new(".")).join(&p);
-    if beside.exists() { beside } else { p }
+    if beside.exists() {
+        beside
+    } else {
+        p
+    }
 }
 
 fn open_trace(t: &TraceSettings, config_path: &Path) -> anyhow::Result<TraceReader<BufReader<std::fs::File>>> {
@@ -90,17 +94,58 @@ fn summary(r: &RunResult, raw: &RawConfig) {
         (w, _) => opt(w, 4),
     };
     table(&[
-        ("workload", format!("{} / {}", raw.workload.kind, if raw.workload.kind == "trace" { &raw.workload.trace_path } else { &raw.workload.pattern })),
-        ("requests", format!("{} ({} reads, {} writes, {} trims)", r.requests, r.read_requests, r.write_requests, r.trim_requests)),
-        ("host pages", format!("{} read, {} written, {} trimmed", r.host_read_pages, r.host_write_pages, r.host_trim_pages)),
+        (
+            "workload",
+            format!(
+                "{} / {}",
+                raw.workload.kind,
+                if raw.workload.kind == "trace" { &raw.workload.trace_path } else { &raw.workload.pattern }
+            ),
+        ),
+        (
+            "requests",
+            format!(
+                "{} ({} reads, {} writes, {} trims)",
+                r.requests, r.read_requests, r.write_requests, r.trim_requests
+            ),
+        ),
+        (
+            "host pages",
+            format!("{} read, {} written, {} trimmed", r.host_read_pages, r.host_write_pages, r.host_trim_pages),
+        ),
         ("NAND", format!("{} reads, {} programs, {} erases", r.nand_read_pages, r.nand_program_pages, r.nand_erases)),
         ("GC", format!("{} runs, {} pages copied (victim {})", r.gc_runs, r.gc_copied_pages, raw.gc.victim)),
         ("WAF", waf),
-        ("erase count", format!("min {} max {} mean {:.2} sd {:.2}", r.erase_count_min, r.erase_count_max, r.erase_count_mean, r.erase_count_stddev)),
-        ("read latency us", format!("mean {} p99 {} max {}", opt(r.read_latency_us_mean, 1), opt(r.read_latency_us_p99, 1), opt(r.read_latency_us_max, 1))),
-        ("write latency us", format!("mean {} p99 {} max {}", opt(r.write_latency_us_mean, 1), opt(r.write_latency_us_p99, 1), opt(r.write_latency_us_max, 1))),
+        (
+            "erase count",
+            format!(
+                "min {} max {} mean {:.2} sd {:.2}",
+                r.erase_count_min, r.erase_count_max, r.erase_count_mean, r.erase_count_stddev
+            ),
+        ),
+        (
+            "read latency us",
+            format!(
+                "mean {} p99 {} max {}",
+                opt(r.read_latency_us_mean, 1),
+                opt(r.read_latency_us_p99, 1),
+                opt(r.read_latency_us_max, 1)
+            ),
+        ),
+        (
+            "write latency us",
+            format!(
+                "mean {} p99 {} max {}",
+                opt(r.write_latency_us_mean, 1),
+                opt(r.write_latency_us_p99, 1),
+                opt(r.write_latency_us_max, 1)
+            ),
+        ),
         ("IOPS", opt(r.iops, 0)),
         ("simulated time s", opt(r.sim_time_s, 3)),
-        ("wall time s", format!("{:.3} ({:.0} requests/s)", r.wall_time_s, r.requests as f64 / r.wall_time_s.max(1e-9))),
+        (
+            "wall time s",
+            format!("{:.3} ({:.0} requests/s)", r.wall_time_s, r.requests as f64 / r.wall_time_s.max(1e-9)),
+        ),
     ]);
 }

@@ -36,7 +36,9 @@ pub enum TraceCmd {
 pub fn trace(cmd: TraceCmd) -> anyhow::Result<()> {
     match cmd {
         TraceCmd::Stats { file, format, json, skip_bad_lines } => stats(&file, &format, json, skip_bad_lines),
-        TraceCmd::Convert { file, to, out, format, skip_bad_lines } => convert(&file, &format, &to, &out, skip_bad_lines),
+        TraceCmd::Convert { file, to, out, format, skip_bad_lines } => {
+            convert(&file, &format, &to, &out, skip_bad_lines)
+        }
     }
 }
 

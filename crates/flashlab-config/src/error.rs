@@ -4,26 +4,15 @@ use thiserror::Error;
 #[derive(Debug, Error, PartialEq)]
 pub enum ConfigError {
     #[error("{source_name}: {message}")]
-    Syntax {
-        source_name: String,
-        message: String,
-    },
+    Syntax { source_name: String, message: String },
     #[error("{location}: unknown key `{key}`; nearest valid: {nearest}")]
-    UnknownKey {
-        location: String,
-        key: String,
-        nearest: String,
-    },
+    UnknownKey { location: String, key: String, nearest: String },
     #[error("--set {arg:?}: expected KEY=VALUE, e.g. device.spare_factor=0.1")]
     SetSyntax { arg: String },
     #[error("--set {key}: {message}")]
     SetValue { key: String, message: String },
     #[error("{key} = {value}: {expected}")]
-    Invalid {
-        key: &'static str,
-        value: String,
-        expected: String,
-    },
+    Invalid { key: &'static str, value: String, expected: String },
     #[error("{0}")]
     Geometry(#[from] flashlab_nand::GeometryError),
     #[error("{0}")]
@@ -31,15 +20,7 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
-    pub(crate) fn invalid(
-        key: &'static str,
-        value: impl std::fmt::Display,
-        expected: impl Into<String>,
-    ) -> Self {
-        ConfigError::Invalid {
-            key,
-            value: value.to_string(),
-            expected: expected.into(),
-        }
+    pub(crate) fn invalid(key: &'static str, value: impl std::fmt::Display, expected: impl Into<String>) -> Self {
+        ConfigError::Invalid { key, value: value.to_string(), expected: expected.into() }
     }
 }

@@ -14,11 +14,7 @@ pub fn known_keys() -> Vec<String> {
 pub fn flatten(v: &toml::Value, prefix: &str, out: &mut Vec<String>) {
     match v.as_table() {
         Some(t) => t.iter().for_each(|(k, v)| {
-            let p = if prefix.is_empty() {
-                k.clone()
-            } else {
-                format!("{prefix}.{k}")
-            };
+            let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
             flatten(v, &p, out)
         }),
         None => out.push(prefix.to_string()),
@@ -64,11 +60,7 @@ pub fn line_of(text: &str, key: &str) -> Option<usize> {
             current = h.trim().to_string();
         } else if let Some((k, _)) = l.split_once('=') {
             let k = k.trim().trim_matches('"');
-            let full = if current.is_empty() {
-                k.to_string()
-            } else {
-                format!("{current}.{k}")
-            };
+            let full = if current.is_empty() { k.to_string() } else { format!("{current}.{k}") };
             if full == key || (current == section && k == last) {
                 return Some(i + 1);
             }
@@ -91,11 +83,7 @@ pub fn check_known(tree: &toml::Value, text: &str, source: &str) -> Result<(), C
             Some(n) => format!("{source}:{n}"),
             None => source.to_string(),
         };
-        return Err(ConfigError::UnknownKey {
-            location,
-            key: key.clone(),
-            nearest: nearest(&key, &known).join(", "),
-        });
+        return Err(ConfigError::UnknownKey { location, key: key.clone(), nearest: nearest(&key, &known).join(", ") });
     }
     Ok(())
 }

@@ -20,11 +20,7 @@ pub use raw::*;
 pub use settings::*;
 
 /// Parse config text (named `source` in errors), apply overrides, resolve.
-pub fn load(
-    text: &str,
-    source: &str,
-    sets: &[String],
-) -> Result<(RawConfig, Settings), ConfigError> {
+pub fn load(text: &str, source: &str, sets: &[String]) -> Result<(RawConfig, Settings), ConfigError> {
     let raw = overrides::parse_with_overrides(text, source, sets)?;
     let settings = raw.resolve()?;
     Ok((raw, settings))

@@ -5,11 +5,7 @@ use crate::{ConfigError, RawConfig};
 use serde::Deserialize;
 
 /// Parse `text` (named `source` in errors), apply `sets`, deserialise.
-pub fn parse_with_overrides(
-    text: &str,
-    source: &str,
-    sets: &[String],
-) -> Result<RawConfig, ConfigError> {
+pub fn parse_with_overrides(text: &str, source: &str, sets: &[String]) -> Result<RawConfig, ConfigError> {
     let mut tree: toml::Value = toml::from_str(text).map_err(|e| syntax(source, &e))?;
     check_known(&tree, text, source)?;
     // Deserialise the file alone first: type errors then carry the file's line numbers.
@@ -17,28 +13,22 @@ pub fn parse_with_overrides(
     for arg in sets {
         apply_set(&mut tree, arg)?;
     }
-    RawConfig::deserialize(tree).map_err(|e| ConfigError::SetValue {
-        key: "(overrides)".into(),
-        message: one_line(&e.to_string()),
-    })
+    RawConfig::deserialize(tree)
+        .map_err(|e| ConfigError::SetValue { key: "(overrides)".into(), message: one_line(&e.to_string()) })
 }
 
 fn syntax(source: &str, e: &toml::de::Error) -> ConfigError {
-    ConfigError::Syntax {
-        source_name: source.to_string(),
-        message: one_line(&e.to_string()),
-    }
+    ConfigError::Syntax { source_name: source.to_string(), message: one_line(&e.to_string()) }
 }
 
 /// toml's messages span several lines (a caret diagram); keep the location and the message.
 fn one_line(msg: &str) -> String {
-    let mut lines = msg.lines().map(str::trim).filter(|l| {
-        !l.is_empty() && !l.starts_with('|') && !l.chars().all(|c| c == '^' || c == ' ')
-    });
+    let mut lines = msg
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('|') && !l.chars().all(|c| c == '^' || c == ' '));
     let first = lines.next().unwrap_or("").to_string();
-    let rest: Vec<&str> = lines
-        .filter(|l| !l.chars().next().is_some_and(|c| c.is_ascii_digit()))
-        .collect();
+    let rest: Vec<&str> = lines.filter(|l| !l.chars().next().is_some_and(|c| c.is_ascii_digit())).collect();
     if rest.is_empty() {
         first
     } else {
@@ -48,42 +38,27 @@ fn one_line(msg: &str) -> String {
 
 /// Apply one `KEY=VALUE`; VALUE is TOML (`0.1`, `true`, `"zipf"`) or a bare string (`zipf`).
 pub fn apply_set(tree: &mut toml::Value, arg: &str) -> Result<(), ConfigError> {
-    let (key, value) = arg.split_once('=').ok_or_else(|| ConfigError::SetSyntax {
-        arg: arg.to_string(),
-    })?;
+    let (key, value) = arg.split_once('=').ok_or_else(|| ConfigError::SetSyntax { arg: arg.to_string() })?;
     let key = key.trim();
     let known = known_keys();
     if !known.iter().any(|k| k == key) {
         let nearest = nearest(key, &known).join(", ");
-        return Err(ConfigError::UnknownKey {
-            location: "--set".into(),
-            key: key.to_string(),
-            nearest,
-        });
+        return Err(ConfigError::UnknownKey { location: "--set".into(), key: key.to_string(), nearest });
     }
     let value = parse_value(value.trim());
     let mut node = tree;
     let parts: Vec<&str> = key.split('.').collect();
     for part in &parts[..parts.len() - 1] {
         let table = node.as_table_mut().expect("config tree is a table");
-        node = table
-            .entry(part.to_string())
-            .or_insert_with(|| toml::Value::Table(Default::default()));
+        node = table.entry(part.to_string()).or_insert_with(|| toml::Value::Table(Default::default()));
     }
-    let table = node.as_table_mut().ok_or_else(|| ConfigError::SetValue {
-        key: key.into(),
-        message: "parent is not a table".into(),
-    })?;
+    let table = node
+        .as_table_mut()
+        .ok_or_else(|| ConfigError::SetValue { key: key.into(), message: "parent is not a table".into() })?;
     table.insert(parts[parts.len() - 1].to_string(), value);
     // Type-check this key alone so the error names it.
-    RawConfig::deserialize(toml::Value::Table(single(
-        key,
-        table.get(parts[parts.len() - 1]).cloned(),
-    )))
-    .map_err(|e| ConfigError::SetValue {
-        key: key.into(),
-        message: one_line(&e.to_string()),
-    })?;
+    RawConfig::deserialize(toml::Value::Table(single(key, table.get(parts[parts.len() - 1]).cloned())))
+        .map_err(|e| ConfigError::SetValue { key: key.into(), message: one_line(&e.to_string()) })?;
     Ok(())
 }
 

@@ -60,14 +60,7 @@ pub struct RawTiming {
 
 impl Default for RawTiming {
     fn default() -> Self {
-        RawTiming {
-            enabled: true,
-            read_us: 20.0,
-            program_us: 200.0,
-            erase_ms: 1.5,
-            byte_ns: 25.0,
-            command_ns: 0.0,
-        }
+        RawTiming { enabled: true, read_us: 20.0, program_us: 200.0, erase_ms: 1.5, byte_ns: 25.0, command_ns: 0.0 }
     }
 }
 
@@ -84,11 +77,7 @@ pub struct RawFtl {
 
 impl Default for RawFtl {
     fn default() -> Self {
-        RawFtl {
-            mapping: "page".into(),
-            stripe_order: "cwdp".into(),
-            separate_gc_frontier: true,
-        }
+        RawFtl { mapping: "page".into(), stripe_order: "cwdp".into(), separate_gc_frontier: true }
     }
 }
 
@@ -105,12 +94,7 @@ pub struct RawGc {
 
 impl Default for RawGc {
     fn default() -> Self {
-        RawGc {
-            victim: "greedy".into(),
-            trigger: "threshold".into(),
-            free_blocks_min: 2,
-            d_choices: 10,
-        }
+        RawGc { victim: "greedy".into(), trigger: "threshold".into(), free_blocks_min: 2, d_choices: 10 }
     }
 }
 

@@ -6,34 +6,18 @@ use crate::ConfigError;
 use flashlab_ftl::{FtlSettings, StripeOrder, VictimPolicy};
 use flashlab_nand::Geometry;
 
-fn one_of<T: Copy>(
-    key: &'static str,
-    value: &str,
-    choices: &[(&str, T)],
-) -> Result<T, ConfigError> {
-    choices
-        .iter()
-        .find(|(n, _)| *n == value)
-        .map(|(_, v)| *v)
-        .ok_or_else(|| {
-            let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
-            ConfigError::invalid(
-                key,
-                format!("{value:?}"),
-                format!("expected one of: {}", names.join(", ")),
-            )
-        })
+fn one_of<T: Copy>(key: &'static str, value: &str, choices: &[(&str, T)]) -> Result<T, ConfigError> {
+    choices.iter().find(|(n, _)| *n == value).map(|(_, v)| *v).ok_or_else(|| {
+        let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+        ConfigError::invalid(key, format!("{value:?}"), format!("expected one of: {}", names.join(", ")))
+    })
 }
 
 fn fraction(key: &'static str, v: f64) -> Result<f64, ConfigError> {
     if (0.0..=1.0).contains(&v) {
         Ok(v)
     } else {
-        Err(ConfigError::invalid(
-            key,
-            v,
-            "expected a fraction from 0 to 1",
-        ))
+        Err(ConfigError::invalid(key, v, "expected a fraction from 0 to 1"))
     }
 }
 
@@ -52,11 +36,7 @@ impl RawConfig {
         geometry.validate()?;
         let spare = self.device.spare_factor;
         if !(0.0..1.0).contains(&spare) {
-            return Err(ConfigError::invalid(
-                "device.spare_factor",
-                spare,
-                "expected 0 <= spare_factor < 1",
-            ));
+            return Err(ConfigError::invalid("device.spare_factor", spare, "expected 0 <= spare_factor < 1"));
         }
         let logical_pages = (geometry.pages() as f64 * (1.0 - spare)).floor() as u64;
         self.check_spare(&geometry, logical_pages)?;
@@ -70,8 +50,7 @@ impl RawConfig {
     }
 
     fn check_spare(&self, g: &Geometry, logical_pages: u64) -> Result<(), ConfigError> {
-        let spare_blocks =
-            (g.pages() as u64 - logical_pages) / g.pages_per_block as u64 / g.planes() as u64;
+        let spare_blocks = (g.pages() as u64 - logical_pages) / g.pages_per_block as u64 / g.planes() as u64;
         let need = self.gc.free_blocks_min as u64 + 3;
         if spare_blocks < need {
             return Err(ConfigError::invalid(
@@ -90,11 +69,7 @@ impl RawConfig {
         one_of("ftl.mapping", &self.ftl.mapping, &[("page", ())])?;
         one_of("gc.trigger", &self.gc.trigger, &[("threshold", ())])?;
         if self.gc.free_blocks_min == 0 {
-            return Err(ConfigError::invalid(
-                "gc.free_blocks_min",
-                0,
-                "expected at least 1",
-            ));
+            return Err(ConfigError::invalid("gc.free_blocks_min", 0, "expected at least 1"));
         }
         Ok(FtlSettings {
             logical_pages,
@@ -138,11 +113,7 @@ impl RawTiming {
 
 impl RawWorkload {
     fn resolve(&self, page_bytes: u64) -> Result<WorkloadSettings, ConfigError> {
-        let source = match one_of(
-            "workload.kind",
-            &self.kind,
-            &[("synthetic", false), ("trace", true)],
-        )? {
+        let source = match one_of("workload.kind", &self.kind, &[("synthetic", false), ("trace", true)])? {
             false => Source::Synthetic(self.synthetic(page_bytes)?),
             true => Source::Trace(self.trace()?),
         };
@@ -152,14 +123,7 @@ impl RawWorkload {
             &self.address_overflow,
             &[("fold", Overflow::Fold), ("error", Overflow::Error)],
         )?;
-        Ok(WorkloadSettings {
-            source,
-            arrival,
-            seed: self.seed,
-            prefill: self.prefill,
-            warmup: self.warmup,
-            overflow,
-        })
+        Ok(WorkloadSettings { source, arrival, seed: self.seed, prefill: self.prefill, warmup: self.warmup, overflow })
     }
 
     fn synthetic(&self, page_bytes: u64) -> Result<SyntheticSettings, ConfigError> {
@@ -167,15 +131,9 @@ impl RawWorkload {
             "uniform" => Pattern::Uniform,
             "sequential" => Pattern::Sequential,
             "hotcold" => self.hotcold()?,
-            "zipf" if self.zipf_theta > 0.0 && self.zipf_theta.is_finite() => Pattern::Zipf {
-                theta: self.zipf_theta,
-            },
+            "zipf" if self.zipf_theta > 0.0 && self.zipf_theta.is_finite() => Pattern::Zipf { theta: self.zipf_theta },
             "zipf" => {
-                return Err(ConfigError::invalid(
-                    "workload.zipf_theta",
-                    self.zipf_theta,
-                    "expected a positive number",
-                ))
+                return Err(ConfigError::invalid("workload.zipf_theta", self.zipf_theta, "expected a positive number"))
             }
             other => {
                 return Err(ConfigError::invalid(
@@ -197,17 +155,9 @@ impl RawWorkload {
             ));
         }
         if self.requests == 0 {
-            return Err(ConfigError::invalid(
-                "workload.requests",
-                0,
-                "expected at least 1",
-            ));
+            return Err(ConfigError::invalid("workload.requests", 0, "expected at least 1"));
         }
-        let bytes = if self.request_bytes == 0 {
-            page_bytes
-        } else {
-            self.request_bytes
-        };
+        let bytes = if self.request_bytes == 0 { page_bytes } else { self.request_bytes };
         let pages_min = bytes.div_ceil(page_bytes);
         let pages_max = self.request_bytes_max.max(bytes).div_ceil(page_bytes);
         Ok(SyntheticSettings {
@@ -223,16 +173,9 @@ impl RawWorkload {
     fn hotcold(&self) -> Result<Pattern, ConfigError> {
         let hot_fraction = fraction("workload.hot_fraction", self.hot_fraction)?;
         if hot_fraction == 0.0 || hot_fraction == 1.0 {
-            return Err(ConfigError::invalid(
-                "workload.hot_fraction",
-                hot_fraction,
-                "expected 0 < hot_fraction < 1",
-            ));
+            return Err(ConfigError::invalid("workload.hot_fraction", hot_fraction, "expected 0 < hot_fraction < 1"));
         }
-        Ok(Pattern::HotCold {
-            hot_fraction,
-            hot_traffic: fraction("workload.hot_traffic", self.hot_traffic)?,
-        })
+        Ok(Pattern::HotCold { hot_fraction, hot_traffic: fraction("workload.hot_traffic", self.hot_traffic)? })
     }
 
     fn trace(&self) -> Result<TraceSettings, ConfigError> {
@@ -246,17 +189,10 @@ impl RawWorkload {
         let devices = one_of(
             "workload.devices",
             &self.devices,
-            &[
-                ("fold", DeviceMode::Fold),
-                ("separate", DeviceMode::Separate),
-            ],
+            &[("fold", DeviceMode::Fold), ("separate", DeviceMode::Separate)],
         )?;
         if self.device_count == 0 {
-            return Err(ConfigError::invalid(
-                "workload.device_count",
-                0,
-                "expected at least 1",
-            ));
+            return Err(ConfigError::invalid("workload.device_count", 0, "expected at least 1"));
         }
         Ok(TraceSettings {
             path: self.trace_path.clone(),
@@ -269,45 +205,26 @@ impl RawWorkload {
 
     fn arrival(&self, trace: bool) -> Result<Arrival, ConfigError> {
         let kinds = [("closed", 0u8), ("fixed", 1), ("poisson", 2), ("trace", 3)];
-        let interval =
-            || match positive_time("workload.interarrival_us", self.interarrival_us, 1e3)? {
-                0 => Err(ConfigError::invalid(
-                    "workload.interarrival_us",
-                    self.interarrival_us,
-                    "expected a positive time for an open-loop arrival",
-                )),
-                ns => Ok(ns),
-            };
+        let interval = || match positive_time("workload.interarrival_us", self.interarrival_us, 1e3)? {
+            0 => Err(ConfigError::invalid(
+                "workload.interarrival_us",
+                self.interarrival_us,
+                "expected a positive time for an open-loop arrival",
+            )),
+            ns => Ok(ns),
+        };
         match one_of("workload.arrival", &self.arrival, &kinds)? {
-            0 if self.queue_depth == 0 => Err(ConfigError::invalid(
-                "workload.queue_depth",
-                0,
-                "expected at least 1",
-            )),
-            0 => Ok(Arrival::Closed {
-                queue_depth: self.queue_depth,
-            }),
-            1 => Ok(Arrival::Fixed {
-                interval_ns: interval()?,
-            }),
-            2 => Ok(Arrival::Poisson {
-                mean_ns: interval()?,
-            }),
-            _ if !trace => Err(ConfigError::invalid(
-                "workload.arrival",
-                "\"trace\"",
-                "needs workload.kind = \"trace\"",
-            )),
-            _ if !(self.time_scale > 0.0 && self.time_scale.is_finite()) => {
-                Err(ConfigError::invalid(
-                    "workload.time_scale",
-                    self.time_scale,
-                    "expected a positive factor",
-                ))
+            0 if self.queue_depth == 0 => Err(ConfigError::invalid("workload.queue_depth", 0, "expected at least 1")),
+            0 => Ok(Arrival::Closed { queue_depth: self.queue_depth }),
+            1 => Ok(Arrival::Fixed { interval_ns: interval()? }),
+            2 => Ok(Arrival::Poisson { mean_ns: interval()? }),
+            _ if !trace => {
+                Err(ConfigError::invalid("workload.arrival", "\"trace\"", "needs workload.kind = \"trace\""))
             }
-            _ => Ok(Arrival::Trace {
-                time_scale: self.time_scale,
-            }),
+            _ if !(self.time_scale > 0.0 && self.time_scale.is_finite()) => {
+                Err(ConfigError::invalid("workload.time_scale", self.time_scale, "expected a positive factor"))
+            }
+            _ => Ok(Arrival::Trace { time_scale: self.time_scale }),
         }
     }
 }

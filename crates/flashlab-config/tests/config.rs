@@ -11,10 +11,7 @@ fn empty_file_is_the_default() {
     let (raw, s) = load("", "x.toml", &[]).unwrap();
     assert_eq!(raw, RawConfig::default());
     assert_eq!(s.geometry.pages(), 2 * 1024 * 1024);
-    assert_eq!(
-        s.ftl.logical_pages,
-        (2.0 * 1024.0 * 1024.0 * 0.8f64).floor() as u64
-    );
+    assert_eq!(s.ftl.logical_pages, (2.0 * 1024.0 * 1024.0 * 0.8f64).floor() as u64);
     assert_eq!(s.timing.unwrap().erase_ns, 1_500_000);
     assert_eq!(s.timing.unwrap().byte_ps, 25_000);
 }
@@ -25,56 +22,29 @@ fn default_toml_round_trips() {
     let (raw, _) = load(&text, "default.toml", &[]).unwrap();
     assert_eq!(raw, RawConfig::default());
     for key in keys::known_keys() {
-        assert!(
-            text.contains(key.rsplit('.').next().unwrap()),
-            "{key} missing from default"
-        );
+        assert!(text.contains(key.rsplit('.').next().unwrap()), "{key} missing from default");
     }
 }
 
 #[test]
 fn unknown_key_names_line_and_nearest() {
     let e = err("[device]\nchannels = 2\n\n[gc]\nvictm = \"fifo\"\n", &[]);
-    assert!(
-        e.starts_with("my.toml:5: unknown key `gc.victm`; nearest valid: gc.victim, "),
-        "{e}"
-    );
+    assert!(e.starts_with("my.toml:5: unknown key `gc.victm`; nearest valid: gc.victim, "), "{e}");
     let e = err("[devce]\nchannels = 2\n", &[]);
-    assert!(
-        e.starts_with("my.toml:2: unknown key `devce.channels`; nearest valid: device.channels"),
-        "{e}"
-    );
+    assert!(e.starts_with("my.toml:2: unknown key `devce.channels`; nearest valid: device.channels"), "{e}");
 }
 
 #[test]
 fn set_overrides_and_checks() {
-    let sets = vec![
-        "device.spare_factor=0.1".to_string(),
-        "gc.victim=fifo".into(),
-        "workload.pattern=\"zipf\"".into(),
-    ];
+    let sets = vec!["device.spare_factor=0.1".to_string(), "gc.victim=fifo".into(), "workload.pattern=\"zipf\"".into()];
     let (raw, s) = load("", "x", &sets).unwrap();
     assert_eq!(raw.device.spare_factor, 0.1);
     assert_eq!(s.ftl.victim, flashlab_ftl::VictimPolicy::Fifo);
-    assert!(matches!(
-        s.workload.source,
-        Source::Synthetic(SyntheticSettings {
-            pattern: Pattern::Zipf { .. },
-            ..
-        })
-    ));
+    assert!(matches!(s.workload.source, Source::Synthetic(SyntheticSettings { pattern: Pattern::Zipf { .. }, .. })));
     let e = err("", &["device.spare_fator=0.1"]);
-    assert!(
-        e.starts_with(
-            "--set: unknown key `device.spare_fator`; nearest valid: device.spare_factor"
-        ),
-        "{e}"
-    );
+    assert!(e.starts_with("--set: unknown key `device.spare_fator`; nearest valid: device.spare_factor"), "{e}");
     let e = err("", &["device.channels=lots"]);
-    assert!(
-        e.starts_with("--set device.channels:") && e.contains("u32"),
-        "{e}"
-    );
+    assert!(e.starts_with("--set device.channels:") && e.contains("u32"), "{e}");
     assert!(err("", &["device.channels"]).contains("expected KEY=VALUE"));
 }
 
@@ -89,23 +59,16 @@ fn type_error_in_file_names_file_and_line() {
 
 #[test]
 fn impossible_geometry_says_why() {
-    assert_eq!(
-        err("", &["device.dies_per_chip=0"]),
-        "device.dies_per_chip must be at least 1, got 0"
-    );
+    assert_eq!(err("", &["device.dies_per_chip=0"]), "device.dies_per_chip must be at least 1, got 0");
     let e = err("", &["device.spare_factor=0.001"]);
-    assert!(
-        e.contains("leaves 1 spare blocks per plane") && e.contains("gc.free_blocks_min + 3 = 5"),
-        "{e}"
-    );
+    assert!(e.contains("leaves 1 spare blocks per plane") && e.contains("gc.free_blocks_min + 3 = 5"), "{e}");
     assert!(err("", &["device.spare_factor=1.0"]).contains("expected 0 <= spare_factor < 1"));
     assert!(err("", &["device.page_bytes=1000"]).contains("multiple of 512"));
 }
 
 #[test]
 fn bad_choices_list_valid_ones() {
-    assert!(err("", &["gc.victim=best"])
-        .contains("valid: greedy, fifo, random, d-choices, cost-benefit"));
+    assert!(err("", &["gc.victim=best"]).contains("valid: greedy, fifo, random, d-choices, cost-benefit"));
     assert_eq!(
         err("", &["workload.pattern=zip"]),
         "workload.pattern = \"zip\": expected one of: uniform, hotcold, sequential, zipf"
@@ -118,15 +81,8 @@ fn bad_choices_list_valid_ones() {
 
 #[test]
 fn request_size_in_pages() {
-    let (_, s) = load(
-        "",
-        "x",
-        &[
-            "workload.request_bytes=4096".into(),
-            "workload.request_bytes_max=9000".into(),
-        ],
-    )
-    .unwrap();
+    let (_, s) =
+        load("", "x", &["workload.request_bytes=4096".into(), "workload.request_bytes_max=9000".into()]).unwrap();
     match s.workload.source {
         Source::Synthetic(w) => assert_eq!((w.pages_min, w.pages_max), (2, 5)),
         _ => unreachable!(),

@@ -3,15 +3,8 @@
 
 /// Principal branch W0 of the Lambert W function for x ≥ −1/e (Halley iteration).
 pub fn lambert_w0(x: f64) -> f64 {
-    assert!(
-        x >= -1.0 / std::f64::consts::E - 1e-12,
-        "lambert_w0 needs x >= -1/e, got {x}"
-    );
-    let mut w = if x < -0.3 {
-        -1.0 + (2.0 * (1.0 + std::f64::consts::E * x)).max(0.0).sqrt()
-    } else {
-        x.ln_1p()
-    };
+    assert!(x >= -1.0 / std::f64::consts::E - 1e-12, "lambert_w0 needs x >= -1/e, got {x}");
+    let mut w = if x < -0.3 { -1.0 + (2.0 * (1.0 + std::f64::consts::E * x)).max(0.0).sqrt() } else { x.ln_1p() };
     for _ in 0..100 {
         let ew = w.exp();
         let f = w * ew - x;

@@ -26,16 +26,10 @@ impl PageFtl {
             return Ok(());
         }
         if self.p2l[page as usize] != lpn as u32 {
-            return Err(format!(
-                "lpn {lpn} maps to page {page}, which maps back to {}",
-                self.p2l[page as usize]
-            ));
+            return Err(format!("lpn {lpn} maps to page {page}, which maps back to {}", self.p2l[page as usize]));
         }
         if self.nand.page_state(page) != PageState::Valid {
-            return Err(format!(
-                "lpn {lpn} maps to page {page}, which is {:?}",
-                self.nand.page_state(page)
-            ));
+            return Err(format!("lpn {lpn} maps to page {page}, which is {:?}", self.nand.page_state(page)));
         }
         self.nand.check_block(page / self.geo.pages_per_block)
     }
@@ -65,20 +59,12 @@ impl PageFtl {
     fn check_plane(&self, plane: u32) -> Result<(), String> {
         for &b in &self.free[plane as usize] {
             if self.role[b as usize] != Role::Free || self.nand.write_pointer(b) != 0 {
-                return Err(format!(
-                    "free list of plane {plane} holds block {b} in role {:?}",
-                    self.role[b as usize]
-                ));
+                return Err(format!("free list of plane {plane} holds block {b} in role {:?}", self.role[b as usize]));
             }
         }
         for &b in &self.index.lists[plane as usize] {
-            if self.role[b as usize] != Role::Closed
-                || self.nand.write_pointer(b) != self.geo.pages_per_block
-            {
-                return Err(format!(
-                    "closed index holds block {b} in role {:?}",
-                    self.role[b as usize]
-                ));
+            if self.role[b as usize] != Role::Closed || self.nand.write_pointer(b) != self.geo.pages_per_block {
+                return Err(format!("closed index holds block {b} in role {:?}", self.role[b as usize]));
             }
         }
         for open in [self.host_open[plane as usize], self.gc_open[plane as usize]] {
@@ -87,9 +73,7 @@ impl PageFtl {
             }
         }
         let bpp = self.geo.blocks_per_plane;
-        let closed = (plane * bpp..(plane + 1) * bpp)
-            .filter(|&b| self.role[b as usize] == Role::Closed)
-            .count();
+        let closed = (plane * bpp..(plane + 1) * bpp).filter(|&b| self.role[b as usize] == Role::Closed).count();
         if closed != self.index.lists[plane as usize].len() {
             return Err(format!(
                 "plane {plane}: {closed} closed blocks but {} indexed",

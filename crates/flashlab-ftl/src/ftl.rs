@@ -63,11 +63,7 @@ pub enum ReadOutcome {
     /// Never written or trimmed: served without touching NAND.
     Unmapped,
     /// Read from `page` on `plane`; `tag` is the content tag when content is tracked.
-    Mapped {
-        plane: u32,
-        page: u32,
-        tag: Option<u32>,
-    },
+    Mapped { plane: u32, page: u32, tag: Option<u32> },
 }
 
 /// A page-mapped FTL. See the crate docs.
@@ -96,6 +92,18 @@ pub struct PageFtl {
     pub(crate) strict_ops: u64,
 }
 
+/// Ask the CPU to bring the cache line holding `x` in (no effect elsewhere).
+#[inline(always)]
+pub(crate) fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint with no architectural effect; any address is allowed.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(x as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 /// Planes in the order consecutive allocations visit them.
 pub(crate) fn stripe_sequence(geo: &Geometry, order: StripeOrder) -> Vec<u32> {
     let dims = |c: u8| match c {
@@ -106,12 +114,7 @@ pub(crate) fn stripe_sequence(geo: &Geometry, order: StripeOrder) -> Vec<u32> {
     };
     (0..geo.planes())
         .map(|mut i| {
-            let mut a = flashlab_nand::PlaneAddr {
-                channel: 0,
-                chip: 0,
-                die: 0,
-                plane: 0,
-            };
+            let mut a = flashlab_nand::PlaneAddr { channel: 0, chip: 0, die: 0, plane: 0 };
             for &c in &order.0 {
                 let v = i % dims(c);
                 i /= dims(c);
@@ -132,25 +135,13 @@ impl PageFtl {
     /// that the logical capacity leaves room for GC.
     pub fn new(geo: Geometry, s: FtlSettings) -> Self {
         let (planes, bpp) = (geo.planes(), geo.blocks_per_plane);
-        let free = (0..planes)
-            .map(|p| (p * bpp..(p + 1) * bpp).collect())
-            .collect();
-        let index = ClosedIndex::new(
-            planes,
-            bpp,
-            geo.pages_per_block,
-            s.victim.needs_buckets(),
-            s.victim.needs_fifo(),
-        );
+        let free = (0..planes).map(|p| (p * bpp..(p + 1) * bpp).collect()).collect();
+        let index = ClosedIndex::new(planes, bpp, geo.pages_per_block, s.victim.needs_buckets(), s.victim.needs_fifo());
         PageFtl {
             nand: Nand::new(geo),
             l2p: vec![NO_PAGE; s.logical_pages as usize],
             p2l: vec![NO_PAGE; geo.pages() as usize],
-            tags: if s.track_content {
-                vec![0; geo.pages() as usize]
-            } else {
-                Vec::new()
-            },
+            tags: if s.track_content { vec![0; geo.pages() as usize] } else { Vec::new() },
             role: vec![Role::Free; geo.blocks() as usize],
             close_time: vec![0; geo.blocks() as usize],
             free,
@@ -201,10 +192,7 @@ impl PageFtl {
     }
     /// Physical page of a logical page, if mapped.
     pub fn lookup(&self, lpn: u64) -> Option<u32> {
-        self.l2p
-            .get(lpn as usize)
-            .copied()
-            .filter(|&p| p != NO_PAGE)
+        self.l2p.get(lpn as usize).copied().filter(|&p| p != NO_PAGE)
     }
     /// Bytes of FTL and NAND state (mapping tables, per-block arrays, queues).
     pub fn memory_bytes(&self) -> usize {
@@ -219,25 +207,37 @@ impl PageFtl {
     #[inline]
     pub(crate) fn log(&mut self, kind: OpKind, cause: Cause, page: u32) {
         if self.record_ops {
-            let plane = self.geo.plane_of_block(page / self.geo.pages_per_block);
-            self.ops.push(FlashOp {
-                kind,
-                cause,
-                plane,
-                page,
-            });
+            let plane = self.geo.plane_of_block(self.nand.block_of(page));
+            self.ops.push(FlashOp { kind, cause, plane, page });
         }
     }
 
     #[inline]
     fn check_range(&self, lpn: u64) -> Result<(), FtlError> {
         if lpn >= self.s.logical_pages {
-            return Err(FtlError::OutOfRange {
-                lpn,
-                capacity: self.s.logical_pages,
-            });
+            return Err(FtlError::OutOfRange { lpn, capacity: self.s.logical_pages });
         }
         Ok(())
+    }
+
+    /// Hint that `lpn` will be accessed soon: prefetch its mapping entry.
+    #[inline]
+    pub fn prefetch_map(&self, lpn: u64) {
+        if let Some(e) = self.l2p.get(lpn as usize) {
+            prefetch(e);
+        }
+    }
+
+    /// Hint that `lpn` will be overwritten soon: prefetch its physical page's state
+    /// (call after [`Self::prefetch_map`] had time to bring the mapping entry in).
+    #[inline]
+    pub fn prefetch_page(&self, lpn: u64) {
+        if let Some(&page) = self.l2p.get(lpn as usize) {
+            if page != NO_PAGE {
+                prefetch(&self.p2l[page as usize]);
+                self.nand.prefetch(page);
+            }
+        }
     }
 
     /// Write one logical page to the next plane of the stripe sequence.
@@ -278,7 +278,7 @@ impl PageFtl {
         self.nand.read(page, Cause::Host);
         self.log(OpKind::Read, Cause::Host, page);
         let tag = self.s.track_content.then(|| self.tags[page as usize]);
-        let plane = self.geo.plane_of_block(page / self.geo.pages_per_block);
+        let plane = self.geo.plane_of_block(self.nand.block_of(page));
         Ok(ReadOutcome::Mapped { plane, page, tag })
     }
 
@@ -309,30 +309,25 @@ impl PageFtl {
     pub(crate) fn invalidate_page(&mut self, page: u32) {
         self.nand.invalidate(page);
         self.p2l[page as usize] = NO_PAGE;
-        let block = page / self.geo.pages_per_block;
-        if self.role[block as usize] == Role::Closed && self.index.has_buckets() {
+        if self.index.has_buckets() {
+            self.rebucket(self.nand.block_of(page));
+        }
+    }
+
+    #[inline]
+    fn rebucket(&mut self, block: u32) {
+        if self.role[block as usize] == Role::Closed {
             let plane = self.geo.plane_of_block(block);
-            self.index
-                .on_invalidate(plane, block, self.nand.valid_count(block));
+            self.index.on_invalidate(plane, block, self.nand.valid_count(block));
         }
     }
 
     /// Program `lpn` at a frontier of `plane`; returns the physical page.
     #[inline]
-    pub(crate) fn append(
-        &mut self,
-        plane: u32,
-        lpn: u32,
-        gc: bool,
-        cause: Cause,
-    ) -> Result<u32, FtlError> {
+    pub(crate) fn append(&mut self, plane: u32, lpn: u32, gc: bool, cause: Cause) -> Result<u32, FtlError> {
         let gc = gc && self.s.separate_gc_frontier;
         let p = plane as usize;
-        let mut block = if gc {
-            self.gc_open[p]
-        } else {
-            self.host_open[p]
-        };
+        let mut block = if gc { self.gc_open[p] } else { self.host_open[p] };
         if block == NO_BLOCK || self.nand.write_pointer(block) == self.geo.pages_per_block {
             block = self.open_block(plane, block, gc)?;
         }
@@ -347,23 +342,13 @@ impl PageFtl {
     fn open_block(&mut self, plane: u32, old: u32, gc: bool) -> Result<u32, FtlError> {
         if old != NO_BLOCK {
             self.close_block(plane, old);
-            let slot = if gc {
-                &mut self.gc_open
-            } else {
-                &mut self.host_open
-            };
+            let slot = if gc { &mut self.gc_open } else { &mut self.host_open };
             slot[plane as usize] = NO_BLOCK;
         }
-        let block = self.free[plane as usize]
-            .pop_front()
-            .ok_or(FtlError::NoSpace { plane })?;
+        let block = self.free[plane as usize].pop_front().ok_or(FtlError::NoSpace { plane })?;
         debug_assert_eq!(self.nand.write_pointer(block), 0);
         self.role[block as usize] = if gc { Role::GcOpen } else { Role::HostOpen };
-        let slot = if gc {
-            &mut self.gc_open
-        } else {
-            &mut self.host_open
-        };
+        let slot = if gc { &mut self.gc_open } else { &mut self.host_open };
         slot[plane as usize] = block;
         Ok(block)
     }
@@ -371,7 +356,6 @@ impl PageFtl {
     fn close_block(&mut self, plane: u32, block: u32) {
         self.role[block as usize] = Role::Closed;
         self.close_time[block as usize] = self.clock;
-        self.index
-            .insert(plane, block, self.nand.valid_count(block));
+        self.index.insert(plane, block, self.nand.valid_count(block));
     }
 }

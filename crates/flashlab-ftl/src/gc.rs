@@ -34,19 +34,13 @@ impl BlockView for PlaneView<'_> {
         if self.ftl.index.has_buckets() {
             return self.ftl.index.min_valid(self.plane);
         }
-        self.candidates()
-            .iter()
-            .copied()
-            .min_by_key(|&b| self.info(b).valid)
+        self.candidates().iter().copied().min_by_key(|&b| self.info(b).valid)
     }
     fn oldest(&self) -> Option<u32> {
         if self.ftl.index.has_fifo() {
             return self.oldest;
         }
-        self.candidates()
-            .iter()
-            .copied()
-            .min_by_key(|&b| (self.info(b).close_time, b))
+        self.candidates().iter().copied().min_by_key(|&b| (self.info(b).close_time, b))
     }
 }
 
@@ -70,11 +64,7 @@ impl PageFtl {
     pub fn choose_victim(&mut self, plane: u32) -> Option<u32> {
         let oldest = self.index.oldest(plane);
         let mut rng = self.rng.clone();
-        let view = PlaneView {
-            ftl: self,
-            plane,
-            oldest,
-        };
+        let view = PlaneView { ftl: self, plane, oldest };
         let v = self.s.victim.choose(&view, &mut rng);
         self.rng = rng;
         v
@@ -83,17 +73,14 @@ impl PageFtl {
     /// One GC run in `plane`: pick a victim, migrate its valid pages, erase it.
     /// Returns the victim block.
     pub fn gc_once(&mut self, plane: u32) -> Result<u32, FtlError> {
-        let victim = self
-            .choose_victim(plane)
-            .ok_or(FtlError::NoSpace { plane })?;
-        if self.nand.valid_count(victim) == self.geo.pages_per_block
-            && self.s.victim.needs_buckets()
-        {
+        let victim = self.choose_victim(plane).ok_or(FtlError::NoSpace { plane })?;
+        if self.nand.valid_count(victim) == self.geo.pages_per_block && self.s.victim.needs_buckets() {
             return Err(FtlError::NoSpace { plane });
         }
         self.index.remove(plane, victim);
         self.role[victim as usize] = Role::Victim;
         self.stats.gc_runs += 1;
+        self.prefetch_victim_maps(victim);
         let mut from = 0;
         while let Some(page) = self.nand.next_valid(victim, from) {
             from = page - self.nand.first_page(victim) + 1;
@@ -101,6 +88,17 @@ impl PageFtl {
         }
         self.erase_free(plane, victim, Cause::Gc);
         Ok(victim)
+    }
+
+    /// Prefetch the mapping entries the migration of `victim` will update, so their
+    /// cache misses overlap instead of serialising.
+    fn prefetch_victim_maps(&self, victim: u32) {
+        let first = self.nand.first_page(victim) as usize;
+        for &lpn in &self.p2l[first..first + self.geo.pages_per_block as usize] {
+            if lpn != crate::NO_PAGE {
+                crate::ftl::prefetch(&self.l2p[lpn as usize]);
+            }
+        }
     }
 
     /// Move one valid page to the GC frontier of `plane`.

@@ -34,20 +34,12 @@ struct Fifo {
 }
 
 impl ClosedIndex {
-    pub(crate) fn new(
-        planes: u32,
-        blocks_per_plane: u32,
-        ppb: u32,
-        buckets: bool,
-        fifo: bool,
-    ) -> Self {
+    pub(crate) fn new(planes: u32, blocks_per_plane: u32, ppb: u32, buckets: bool, fifo: bool) -> Self {
         let blocks = (planes * blocks_per_plane) as usize;
         ClosedIndex {
             ppb,
             pos: vec![NIL; blocks],
-            lists: (0..planes)
-                .map(|_| Vec::with_capacity(blocks_per_plane as usize))
-                .collect(),
+            lists: (0..planes).map(|_| Vec::with_capacity(blocks_per_plane as usize)).collect(),
             buckets: buckets.then(|| Buckets {
                 next: vec![NIL; blocks],
                 prev: vec![NIL; blocks],
@@ -112,10 +104,7 @@ impl ClosedIndex {
     pub(crate) fn min_valid(&self, plane: u32) -> Option<u32> {
         let bk = self.buckets.as_ref()?;
         let base = plane as usize * (self.ppb as usize + 1);
-        bk.head[base..base + self.ppb as usize + 1]
-            .iter()
-            .copied()
-            .find(|&b| b != NIL)
+        bk.head[base..base + self.ppb as usize + 1].iter().copied().find(|&b| b != NIL)
     }
 
     /// Oldest closed block, dropping stale queue entries.

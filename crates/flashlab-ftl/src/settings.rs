@@ -17,9 +17,7 @@ impl StripeOrder {
             return Err(FtlError::StripeOrder(s.to_string()));
         }
         let mut o = [0u8; 4];
-        o.iter_mut()
-            .zip(b)
-            .for_each(|(d, c)| *d = c.to_ascii_lowercase());
+        o.iter_mut().zip(b).for_each(|(d, c)| *d = c.to_ascii_lowercase());
         Ok(StripeOrder(o))
     }
     pub fn as_string(&self) -> String {

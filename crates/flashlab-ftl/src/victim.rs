@@ -24,17 +24,11 @@ pub trait BlockView {
     fn info(&self, block: u32) -> BlockInfo;
     /// A candidate with the fewest valid pages. Views with an index override this.
     fn min_valid(&self) -> Option<u32> {
-        self.candidates()
-            .iter()
-            .copied()
-            .min_by_key(|&b| self.info(b).valid)
+        self.candidates().iter().copied().min_by_key(|&b| self.info(b).valid)
     }
     /// The candidate closed longest ago. Views with an index override this.
     fn oldest(&self) -> Option<u32> {
-        self.candidates()
-            .iter()
-            .copied()
-            .min_by_key(|&b| self.info(b).close_time)
+        self.candidates().iter().copied().min_by_key(|&b| self.info(b).close_time)
     }
 }
 
@@ -58,11 +52,7 @@ impl BlockView for VecView {
         &self.blocks
     }
     fn info(&self, block: u32) -> BlockInfo {
-        let i = self
-            .blocks
-            .iter()
-            .position(|&b| b == block)
-            .expect("block in view");
+        let i = self.blocks.iter().position(|&b| b == block).expect("block in view");
         self.infos[i]
     }
 }
@@ -146,9 +136,7 @@ impl VictimSelector for VictimPolicy {
 
 fn d_choices<V: BlockView>(view: &V, rng: &mut Xoshiro256PlusPlus, d: u32) -> Option<u32> {
     let c = view.candidates();
-    (0..d)
-        .map(|_| c[below(rng, c.len())])
-        .min_by_key(|&b| view.info(b).valid)
+    (0..d).map(|_| c[below(rng, c.len())]).min_by_key(|&b| view.info(b).valid)
 }
 
 /// The Rosenblum–Ousterhout benefit/cost ratio of one block.

@@ -131,13 +131,7 @@ fn out_of_range_is_an_error() {
     let s = settings(&g, 0.5, VictimPolicy::Greedy);
     let cap = s.logical_pages;
     let mut ftl = PageFtl::new(g, s);
-    assert_eq!(
-        ftl.write(cap),
-        Err(FtlError::OutOfRange {
-            lpn: cap,
-            capacity: cap
-        })
-    );
+    assert_eq!(ftl.write(cap), Err(FtlError::OutOfRange { lpn: cap, capacity: cap }));
 }
 
 #[test]
@@ -153,14 +147,8 @@ fn full_device_reports_no_space_not_panic() {
 #[test]
 fn unknown_victim_lists_valid_names() {
     let e = VictimPolicy::from_name("gredy", 2).unwrap_err().to_string();
-    assert!(
-        e.contains("\"gredy\"") && e.contains("greedy, fifo, random, d-choices, cost-benefit"),
-        "{e}"
-    );
-    assert_eq!(
-        VictimPolicy::from_name("d-choices", 0),
-        Err(FtlError::DChoices)
-    );
+    assert!(e.contains("\"gredy\"") && e.contains("greedy, fifo, random, d-choices, cost-benefit"), "{e}");
+    assert_eq!(VictimPolicy::from_name("d-choices", 0), Err(FtlError::DChoices));
 }
 
 fn view(infos: &[(u32, u32, u64)]) -> VecView {
@@ -168,14 +156,7 @@ fn view(infos: &[(u32, u32, u64)]) -> VecView {
         pages_per_block: 64,
         now: 1000,
         blocks: infos.iter().map(|i| i.0).collect(),
-        infos: infos
-            .iter()
-            .map(|&(_, valid, close_time)| BlockInfo {
-                valid,
-                erase_count: 0,
-                close_time,
-            })
-            .collect(),
+        infos: infos.iter().map(|&(_, valid, close_time)| BlockInfo { valid, erase_count: 0, close_time }).collect(),
     }
 }
 
@@ -189,10 +170,7 @@ fn policies_on_hand_built_views() {
     // b12 = .5*500/1.5 = 166.7, b13 = .0625*950/1.9375 = 30.6 -> 10.
     assert_eq!(VictimPolicy::CostBenefit.choose(&v, &mut rng), Some(10));
     // d-choices with a large d finds the minimum with overwhelming probability.
-    assert_eq!(
-        VictimPolicy::DChoices { d: 64 }.choose(&v, &mut rng),
-        Some(11)
-    );
+    assert_eq!(VictimPolicy::DChoices { d: 64 }.choose(&v, &mut rng), Some(11));
     let mut seen = [0u32; 4];
     for _ in 0..4000 {
         let b = VictimPolicy::Random.choose(&v, &mut rng).unwrap();
@@ -241,28 +219,16 @@ fn steady_waf(victim: VictimPolicy, spare: f64, blocks: u32, warm: u64, meas: u6
 
 #[test]
 fn fifo_matches_desnoyers_closed_form() {
-    let (got, want) = (
-        steady_waf(VictimPolicy::Fifo, 0.1, 16384, 4, 4),
-        analytic::fifo_waf(0.1),
-    );
+    let (got, want) = (steady_waf(VictimPolicy::Fifo, 0.1, 16384, 4, 4), analytic::fifo_waf(0.1));
     let err = (got - want).abs() / want;
-    eprintln!(
-        "FIFO WAF at spare 0.1: measured {got:.4}, closed form {want:.4}, error {:.2}%",
-        err * 100.0
-    );
+    eprintln!("FIFO WAF at spare 0.1: measured {got:.4}, closed form {want:.4}, error {:.2}%", err * 100.0);
     assert!(err < 0.02, "FIFO WAF {got} vs closed form {want}");
 }
 
 #[test]
 fn greedy_matches_desnoyers_closed_form() {
-    let (got, want) = (
-        steady_waf(VictimPolicy::Greedy, 0.1, 16384, 4, 4),
-        analytic::greedy_waf(0.1, 64),
-    );
+    let (got, want) = (steady_waf(VictimPolicy::Greedy, 0.1, 16384, 4, 4), analytic::greedy_waf(0.1, 64));
     let err = (got - want).abs() / want;
-    eprintln!(
-        "greedy WAF at spare 0.1: measured {got:.4}, closed form {want:.4}, error {:.2}%",
-        err * 100.0
-    );
+    eprintln!("greedy WAF at spare 0.1: measured {got:.4}, closed form {want:.4}, error {:.2}%", err * 100.0);
     assert!(err < 0.02, "greedy WAF {got} vs closed form {want}");
 }

@@ -28,6 +28,8 @@ pub enum BlockState {
 pub struct Nand {
     geo: Geometry,
     ppb: u32,
+    /// log2(pages per block) when it is a power of two, else u32::MAX (divide).
+    ppb_shift: u32,
     write_ptr: Vec<u32>,
     valid: Vec<u32>,
     erase_count: Vec<u32>,
@@ -43,6 +45,11 @@ impl Nand {
         Nand {
             geo,
             ppb: geo.pages_per_block,
+            ppb_shift: if geo.pages_per_block.is_power_of_two() {
+                geo.pages_per_block.trailing_zeros()
+            } else {
+                u32::MAX
+            },
             write_ptr: vec![0; blocks],
             valid: vec![0; blocks],
             erase_count: vec![0; blocks],
@@ -59,7 +66,11 @@ impl Nand {
     }
     #[inline]
     pub fn block_of(&self, page: u32) -> u32 {
-        page / self.ppb
+        if self.ppb_shift != u32::MAX {
+            page >> self.ppb_shift
+        } else {
+            page / self.ppb
+        }
     }
     #[inline]
     pub fn first_page(&self, block: u32) -> u32 {
@@ -83,6 +94,18 @@ impl Nand {
     #[inline]
     fn bit(&self, page: u32) -> bool {
         self.valid_bits[(page >> 6) as usize] >> (page & 63) & 1 == 1
+    }
+
+    /// Hint that `page` will be invalidated soon: prefetch its bitmap word.
+    #[inline]
+    pub fn prefetch(&self, page: u32) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(w) = self.valid_bits.get((page >> 6) as usize) {
+            // SAFETY: prefetching is a hint with no architectural effect.
+            unsafe { std::arch::x86_64::_mm_prefetch(w as *const u64 as *const i8, std::arch::x86_64::_MM_HINT_T0) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = page;
     }
 
     /// State of one page.
@@ -118,8 +141,8 @@ impl Nand {
     /// Program `page`, which must be the next free page of its block.
     #[inline]
     pub fn program(&mut self, page: u32, cause: Cause) {
-        let b = (page / self.ppb) as usize;
-        let off = page % self.ppb;
+        let b = self.block_of(page) as usize;
+        let off = page - b as u32 * self.ppb;
         assert!(
             off == self.write_ptr[b],
             "NAND: out-of-order program of block {b} page {off} (next free page is {})",
@@ -134,12 +157,10 @@ impl Nand {
     /// Mark a valid page invalid (its logical page was overwritten, trimmed or moved).
     #[inline]
     pub fn invalidate(&mut self, page: u32) {
-        assert!(
-            self.bit(page),
-            "NAND: invalidate of page {page}, which is not valid"
-        );
+        assert!(self.bit(page), "NAND: invalidate of page {page}, which is not valid");
         self.valid_bits[(page >> 6) as usize] &= !(1u64 << (page & 63));
-        self.valid[(page / self.ppb) as usize] -= 1;
+        let b = self.block_of(page) as usize;
+        self.valid[b] -= 1;
     }
 
     /// Read a page; returns its state (reads of free or invalid pages are allowed and counted).
@@ -152,11 +173,7 @@ impl Nand {
     /// Erase a whole block. Panics if it still holds valid pages (data would be lost).
     pub fn erase(&mut self, block: u32, cause: Cause) {
         let b = block as usize;
-        assert!(
-            self.valid[b] == 0,
-            "NAND: erase of block {block} with {} valid pages",
-            self.valid[b]
-        );
+        assert!(self.valid[b] == 0, "NAND: erase of block {block} with {} valid pages", self.valid[b]);
         let first = self.first_page(block);
         for p in first..first + self.write_ptr[b] {
             debug_assert!(!self.bit(p));
@@ -193,23 +210,14 @@ impl Nand {
         let b = block as usize;
         let (wp, first) = (self.write_ptr[b], self.first_page(block));
         if wp > self.ppb {
-            return Err(format!(
-                "block {block}: write pointer {wp} beyond {} pages",
-                self.ppb
-            ));
+            return Err(format!("block {block}: write pointer {wp} beyond {} pages", self.ppb));
         }
         let valid = (first..first + wp).filter(|&p| self.bit(p)).count() as u32;
         if valid != self.valid[b] {
-            return Err(format!(
-                "block {block}: valid count {} but {valid} valid bits",
-                self.valid[b]
-            ));
+            return Err(format!("block {block}: valid count {} but {valid} valid bits", self.valid[b]));
         }
         if let Some(p) = (first + wp..first + self.ppb).find(|&p| self.bit(p)) {
-            return Err(format!(
-                "block {block}: free page {} marked valid",
-                p - first
-            ));
+            return Err(format!("block {block}: free page {} marked valid", p - first));
         }
         let free = self.ppb - wp;
         let invalid = wp - valid;

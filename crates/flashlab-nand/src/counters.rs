@@ -13,13 +13,7 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 5] = [
-        Cause::Host,
-        Cause::Gc,
-        Cause::WearLevel,
-        Cause::Mapping,
-        Cause::Other,
-    ];
+    pub const ALL: [Cause; 5] = [Cause::Host, Cause::Gc, Cause::WearLevel, Cause::Mapping, Cause::Other];
     pub fn name(self) -> &'static str {
         match self {
             Cause::Host => "host",

@@ -23,9 +23,7 @@ pub enum GeometryError {
     PagesPerBlock(u32),
     #[error("device.page_bytes = {0} must be a multiple of 512")]
     PageBytes(u32),
-    #[error(
-        "the device has {pages} physical pages; at most {max} are supported (page ids are 32-bit)"
-    )]
+    #[error("the device has {pages} physical pages; at most {max} are supported (page ids are 32-bit)")]
     TooLarge { pages: u64, max: u64 },
 }
 
@@ -64,10 +62,7 @@ impl Geometry {
         }
         let pages = self.total_pages_u64();
         if pages > MAX_PAGES {
-            return Err(GeometryError::TooLarge {
-                pages,
-                max: MAX_PAGES,
-            });
+            return Err(GeometryError::TooLarge { pages, max: MAX_PAGES });
         }
         Ok(())
     }
@@ -126,9 +121,7 @@ impl Geometry {
     }
     /// Plane index of a hierarchical address.
     pub fn plane_index(&self, a: PlaneAddr) -> u32 {
-        ((a.channel * self.chips_per_channel + a.chip) * self.dies_per_chip + a.die)
-            * self.planes_per_die
-            + a.plane
+        ((a.channel * self.chips_per_channel + a.chip) * self.dies_per_chip + a.die) * self.planes_per_die + a.plane
     }
 }
 
@@ -161,13 +154,8 @@ mod tests {
 
     #[test]
     fn plane_addr_round_trips() {
-        let g = Geometry {
-            channels: 3,
-            chips_per_channel: 2,
-            dies_per_chip: 5,
-            planes_per_die: 2,
-            ..Geometry::default()
-        };
+        let g =
+            Geometry { channels: 3, chips_per_channel: 2, dies_per_chip: 5, planes_per_die: 2, ..Geometry::default() };
         for p in 0..g.planes() {
             let a = g.plane_addr(p);
             assert_eq!(g.plane_index(a), p);
@@ -178,22 +166,13 @@ mod tests {
 
     #[test]
     fn zero_field_is_named() {
-        let g = Geometry {
-            dies_per_chip: 0,
-            ..Geometry::default()
-        };
-        assert_eq!(
-            g.validate().unwrap_err().to_string(),
-            "device.dies_per_chip must be at least 1, got 0"
-        );
+        let g = Geometry { dies_per_chip: 0, ..Geometry::default() };
+        assert_eq!(g.validate().unwrap_err().to_string(), "device.dies_per_chip must be at least 1, got 0");
     }
 
     #[test]
     fn too_large_is_rejected() {
-        let g = Geometry {
-            blocks_per_plane: 1 << 24,
-            ..Geometry::default()
-        };
+        let g = Geometry { blocks_per_plane: 1 << 24, ..Geometry::default() };
         assert!(matches!(g.validate(), Err(GeometryError::TooLarge { .. })));
     }
 }

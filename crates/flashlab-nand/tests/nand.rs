@@ -102,10 +102,7 @@ proptest! {
 
 #[test]
 fn next_valid_scans_across_words() {
-    let geo = Geometry {
-        pages_per_block: 100,
-        ..small()
-    };
+    let geo = Geometry { pages_per_block: 100, ..small() };
     let mut n = Nand::new(geo);
     let pages: Vec<u32> = (0..100).map(|_| n.program_next(1, Cause::Host)).collect();
     for (i, &p) in pages.iter().enumerate() {

@@ -24,10 +24,7 @@ fn write_path(c: &mut Criterion) {
         "workload.prefill=true",
     ];
     let req = format!("workload.requests={n}");
-    for (name, timing) in [
-        ("counting", "timing.enabled=false"),
-        ("timed", "timing.enabled=true"),
-    ] {
+    for (name, timing) in [("counting", "timing.enabled=false"), ("timed", "timing.enabled=true")] {
         let mut sets = base.to_vec();
         sets.extend([timing, req.as_str()]);
         let s = settings(&sets);

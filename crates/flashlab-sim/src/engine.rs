@@ -8,7 +8,7 @@ use flashlab_ftl::{FtlError, PageFtl, ReadOutcome};
 use flashlab_nand::Cause;
 use flashlab_trace::{Op, Request};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::fmt::Display;
 
 /// Why a run stopped.
@@ -19,11 +19,7 @@ pub enum SimError {
     #[error("{0}")]
     Source(String),
     #[error("request {index}: logical page {page} is beyond the logical capacity of {capacity} pages (workload.address_overflow = \"error\"; use \"fold\" to fold addresses)")]
-    Overflow {
-        index: u64,
-        page: u64,
-        capacity: u64,
-    },
+    Overflow { index: u64, page: u64, capacity: u64 },
     #[error("content check failed: {0}")]
     Content(String),
 }
@@ -57,9 +53,7 @@ pub(crate) struct Engine<'a> {
 /// Run a synthetic workload described by the settings.
 pub fn run_synthetic(s: &Settings, progress: &mut dyn FnMut(u64)) -> Result<RunResult, SimError> {
     let Source::Synthetic(syn) = &s.workload.source else {
-        return Err(SimError::Source(
-            "run_synthetic needs workload.kind = \"synthetic\"".into(),
-        ));
+        return Err(SimError::Source("run_synthetic needs workload.kind = \"synthetic\"".into()));
     };
     let mut syn = syn.clone();
     syn.requests += s.workload.warmup;
@@ -74,11 +68,7 @@ pub fn run_synthetic(s: &Settings, progress: &mut dyn FnMut(u64)) -> Result<RunR
 }
 
 /// Run `requests` (the first `workload.warmup` of them uncounted) on the configured device.
-pub fn run<I, E>(
-    s: &Settings,
-    requests: I,
-    progress: &mut dyn FnMut(u64),
-) -> Result<RunResult, SimError>
+pub fn run<I, E>(s: &Settings, requests: I, progress: &mut dyn FnMut(u64)) -> Result<RunResult, SimError>
 where
     I: Iterator<Item = Result<Request, E>>,
     E: Display,
@@ -91,15 +81,32 @@ where
     if s.workload.warmup == 0 {
         e.mark();
     }
-    for (i, req) in requests.enumerate() {
+    // Look ahead a few requests so the FTL's table entries can be prefetched: the
+    // mapping entry AHEAD requests early, the physical page's state three requests early.
+    const AHEAD: usize = 12;
+    let mut window: VecDeque<Result<Request, E>> = VecDeque::with_capacity(AHEAD + 1);
+    let mut requests = requests.fuse();
+    let mut i = 0u64;
+    loop {
+        while window.len() <= AHEAD {
+            let Some(next) = requests.next() else { break };
+            if let Ok(r) = &next {
+                e.prefetch_map(r);
+            }
+            window.push_back(next);
+        }
+        let Some(req) = window.pop_front() else { break };
+        if let Some(Ok(r)) = window.get(2) {
+            e.prefetch_page(r);
+        }
         let req = req.map_err(|err| SimError::Source(err.to_string()))?;
-        e.request(&req, i as u64)?;
-        let done = i as u64 + 1;
-        if done == s.workload.warmup {
+        e.request(&req, i)?;
+        i += 1;
+        if i == s.workload.warmup {
             e.mark();
         }
-        if done & 0xFFFF == 0 {
-            progress(done);
+        if i & 0xFFFF == 0 {
+            progress(i);
         }
     }
     if e.mark.is_none() {
@@ -133,11 +140,7 @@ impl<'a> Engine<'a> {
             read_lat: Latency::new(),
             write_lat: Latency::new(),
             op_counts: [0; 3],
-            shadow: if track {
-                vec![0; s.ftl.logical_pages as usize]
-            } else {
-                Vec::new()
-            },
+            shadow: if track { vec![0; s.ftl.logical_pages as usize] } else { Vec::new() },
             mark: None,
             s,
         }
@@ -193,17 +196,33 @@ impl<'a> Engine<'a> {
     }
 
     #[inline]
+    fn first_page(&self, req: &Request) -> Option<u64> {
+        let span = self.map.span(req).ok()?;
+        Some(self.map.page(span, 0, req.device))
+    }
+
+    #[inline]
+    fn prefetch_map(&self, req: &Request) {
+        if let Some(lpn) = self.first_page(req) {
+            self.ftl.prefetch_map(lpn);
+        }
+    }
+
+    #[inline]
+    fn prefetch_page(&self, req: &Request) {
+        if let Some(lpn) = self.first_page(req) {
+            self.ftl.prefetch_page(lpn);
+        }
+    }
+
+    #[inline]
     fn request(&mut self, req: &Request, index: u64) -> Result<(), SimError> {
         let span = self.map.span(req).map_err(|page| SimError::Overflow {
             index,
             page,
             capacity: self.s.ftl.logical_pages,
         })?;
-        let issue = if self.timeline.is_some() {
-            self.issue_time(req)
-        } else {
-            0
-        };
+        let issue = if self.timeline.is_some() { self.issue_time(req) } else { 0 };
         let mut done = issue;
         for i in 0..span.count {
             let lpn = self.map.page(span, i, req.device);
@@ -238,9 +257,9 @@ impl<'a> Engine<'a> {
         match out {
             ReadOutcome::Unmapped if want == 0 => Ok(()),
             ReadOutcome::Mapped { tag: Some(t), .. } if t == want => Ok(()),
-            other => Err(SimError::Content(format!(
-                "logical page {lpn}: read {other:?}, last write carried tag {want}"
-            ))),
+            other => {
+                Err(SimError::Content(format!("logical page {lpn}: read {other:?}, last write carried tag {want}")))
+            }
         }
     }
 

@@ -12,8 +12,7 @@ impl Engine<'_> {
         let nand = self.ftl.nand().counters().since(&mark.nand);
         let ftl = self.ftl.stats().since(&mark.ftl);
         let now = self.ftl.nand().erase_counts();
-        let (emin, emax, emean, esd) =
-            erase_stats(now.iter().zip(&mark.erases).map(|(a, b)| (a - b) as u64));
+        let (emin, emax, emean, esd) = erase_stats(now.iter().zip(&mark.erases).map(|(a, b)| (a - b) as u64));
         let requests: u64 = self.op_counts.iter().sum();
         let programs = nand.total(OpKind::Program);
         let timed = self.timing_summary(requests, ftl.host_read_pages + ftl.host_write_pages);
@@ -76,9 +75,7 @@ impl Engine<'_> {
         Timed {
             iops: Some(requests as f64 / (span_ns / 1e9)),
             sim_time_s: Some(span_ns / 1e9),
-            bandwidth_mib_s: Some(
-                host_pages as f64 * self.s.page_bytes() as f64 / (1 << 20) as f64 / (span_ns / 1e9),
-            ),
+            bandwidth_mib_s: Some(host_pages as f64 * self.s.page_bytes() as f64 / (1 << 20) as f64 / (span_ns / 1e9)),
             die_util: Some(die_busy / dies / span_ns),
             chan_util: Some(chan_busy / chans / span_ns),
         }
@@ -89,17 +86,14 @@ impl Engine<'_> {
         let Source::Synthetic(w) = &self.s.workload.source else {
             return None;
         };
-        let single_page_writes =
-            w.read_fraction == 0.0 && w.trim_fraction == 0.0 && w.pages_max == 1;
+        let single_page_writes = w.read_fraction == 0.0 && w.trim_fraction == 0.0 && w.pages_max == 1;
         if w.pattern != Pattern::Uniform || !single_page_writes {
             return None;
         }
         let spare = 1.0 - self.s.ftl.logical_pages as f64 / self.s.geometry.pages() as f64;
         match self.s.ftl.victim {
             VictimPolicy::Fifo => Some(analytic::fifo_waf(spare)),
-            VictimPolicy::Greedy => {
-                Some(analytic::greedy_waf(spare, self.s.geometry.pages_per_block))
-            }
+            VictimPolicy::Greedy => Some(analytic::greedy_waf(spare, self.s.geometry.pages_per_block)),
             _ => None,
         }
     }

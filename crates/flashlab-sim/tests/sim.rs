@@ -24,12 +24,7 @@ fn synth(sets: &[&str]) -> RunResult {
 
 #[test]
 fn same_config_same_result() {
-    let sets = [
-        "workload.requests=20000",
-        "workload.read_fraction=0.3",
-        "gc.victim=random",
-        "workload.queue_depth=4",
-    ];
+    let sets = ["workload.requests=20000", "workload.read_fraction=0.3", "gc.victim=random", "workload.queue_depth=4"];
     assert_eq!(synth(&sets), synth(&sets));
     let mut other = sets.to_vec();
     other.push("workload.seed=2");
@@ -56,22 +51,17 @@ fn counting_mode_has_null_latencies() {
 
 #[test]
 fn idle_read_and_program_match_closed_forms() {
-    let t = TimingSettings {
-        read_ns: 20_000,
-        program_ns: 200_000,
-        erase_ns: 1_500_000,
-        byte_ps: 25_000,
-        command_ns: 300,
-    };
+    let t =
+        TimingSettings { read_ns: 20_000, program_ns: 200_000, erase_ns: 1_500_000, byte_ps: 25_000, command_ns: 300 };
     let xfer = 2048 * 25;
     let s = settings(&["timing.command_ns=300", "workload.requests=1"]);
     assert_eq!(s.timing, Some(t));
     // One write on an idle device.
     let r = synth(&["timing.command_ns=300", "workload.requests=1"]);
-    assert_eq!(
-        r.write_latency_us_mean,
-        Some((300 + xfer + 200_000) as f64 / 1e3)
-    );
+    assert_eq!(r.write_latency_us_mean, Some((300 + xfer + 200_000) as f64 / 1e3));
+    let p99 = r.write_latency_us_p99.unwrap();
+    assert!((p99 - 251.5).abs() / 251.5 < 1e-3, "p99 {p99} within HDR precision");
+
     // One read of a written page on an idle device: warm-up writes it, then the device idles.
     let s = settings(&[
         "timing.command_ns=300",
@@ -80,39 +70,16 @@ fn idle_read_and_program_match_closed_forms() {
         "workload.interarrival_us=100000",
     ]);
     let reqs = [
-        Request {
-            time_ns: 0,
-            op: Op::Write,
-            offset_bytes: 0,
-            len_bytes: 2048,
-            device: 0,
-        },
-        Request {
-            time_ns: 100_000_000,
-            op: Op::Read,
-            offset_bytes: 0,
-            len_bytes: 2048,
-            device: 0,
-        },
+        Request { time_ns: 0, op: Op::Write, offset_bytes: 0, len_bytes: 2048, device: 0 },
+        Request { time_ns: 100_000_000, op: Op::Read, offset_bytes: 0, len_bytes: 2048, device: 0 },
     ];
     let r = run(&s, reqs.iter().map(|r| Ok::<_, String>(*r)), &mut |_| {}).unwrap();
-    assert_eq!(
-        r.read_latency_us_mean,
-        Some((300 + 20_000 + xfer) as f64 / 1e3)
-    );
+    assert_eq!(r.read_latency_us_mean, Some((300 + 20_000 + xfer) as f64 / 1e3));
     // One erase on an idle die.
     let g = settings(&[]).geometry;
     let mut tl = Timeline::new(&g, t);
     assert_eq!(
-        tl.exec(
-            &FlashOp {
-                kind: OpKind::Erase,
-                cause: Cause::Gc,
-                plane: 0,
-                page: 0
-            },
-            1000
-        ),
+        tl.exec(&FlashOp { kind: OpKind::Erase, cause: Cause::Gc, plane: 0, page: 0 }, 1000),
         1000 + 300 + 1_500_000
     );
 }
@@ -128,53 +95,17 @@ fn independent_dies_on_different_channels_overlap() {
         pages_per_block: 8,
         page_bytes: 4096,
     };
-    let t = TimingSettings {
-        read_ns: 20_000,
-        program_ns: 200_000,
-        erase_ns: 1_500_000,
-        byte_ps: 25_000,
-        command_ns: 0,
-    };
+    let t =
+        TimingSettings { read_ns: 20_000, program_ns: 200_000, erase_ns: 1_500_000, byte_ps: 25_000, command_ns: 0 };
     let mut tl = Timeline::new(&g, t);
-    let ends: Vec<u64> = (0..4)
-        .map(|p| {
-            tl.exec(
-                &FlashOp {
-                    kind: OpKind::Program,
-                    cause: Cause::Host,
-                    plane: p,
-                    page: 0,
-                },
-                0,
-            )
-        })
-        .collect();
+    let ends: Vec<u64> =
+        (0..4).map(|p| tl.exec(&FlashOp { kind: OpKind::Program, cause: Cause::Host, plane: p, page: 0 }, 0)).collect();
     assert_eq!(ends, vec![4096 * 25 + 200_000; 4]);
     // Two programs on one channel, two dies: the second waits only for the bus.
-    let g2 = Geometry {
-        channels: 1,
-        dies_per_chip: 2,
-        ..g
-    };
+    let g2 = Geometry { channels: 1, dies_per_chip: 2, ..g };
     let mut tl = Timeline::new(&g2, t);
-    let a = tl.exec(
-        &FlashOp {
-            kind: OpKind::Program,
-            cause: Cause::Host,
-            plane: 0,
-            page: 0,
-        },
-        0,
-    );
-    let b = tl.exec(
-        &FlashOp {
-            kind: OpKind::Program,
-            cause: Cause::Host,
-            plane: 1,
-            page: 0,
-        },
-        0,
-    );
+    let a = tl.exec(&FlashOp { kind: OpKind::Program, cause: Cause::Host, plane: 0, page: 0 }, 0);
+    let b = tl.exec(&FlashOp { kind: OpKind::Program, cause: Cause::Host, plane: 1, page: 0 }, 0);
     assert_eq!((a, b), (4096 * 25 + 200_000, 2 * 4096 * 25 + 200_000));
 }
 
@@ -193,21 +124,13 @@ fn littles_law_holds_on_a_mixed_closed_loop_run() {
         / n
         / 1e6;
     let in_flight = r.iops.unwrap() * mean_s;
-    assert!(
-        (in_flight - 8.0).abs() / 8.0 < 0.01,
-        "Little's law: X·R = {in_flight}, queue depth 8"
-    );
+    assert!((in_flight - 8.0).abs() / 8.0 < 0.01, "Little's law: X·R = {in_flight}, queue depth 8");
     assert!(r.gc_runs > 0);
 }
 
 #[test]
 fn warmup_and_prefill_are_not_counted() {
-    let r = synth(&[
-        "workload.requests=5000",
-        "workload.warmup=3000",
-        "workload.prefill=true",
-        "timing.enabled=false",
-    ]);
+    let r = synth(&["workload.requests=5000", "workload.warmup=3000", "workload.prefill=true", "timing.enabled=false"]);
     assert_eq!(r.requests, 5000);
     assert_eq!(r.host_write_pages, 5000);
     assert!(r.nand_program_pages >= 5000);
@@ -232,13 +155,7 @@ fn strict_run_with_reads_trims_and_multi_page_requests_passes_content_checks() {
 #[test]
 fn overflow_error_names_request() {
     let s = settings(&["workload.address_overflow=error", "timing.enabled=false"]);
-    let big = Request {
-        time_ns: 0,
-        op: Op::Write,
-        offset_bytes: 1 << 40,
-        len_bytes: 4096,
-        device: 0,
-    };
+    let big = Request { time_ns: 0, op: Op::Write, offset_bytes: 1 << 40, len_bytes: 4096, device: 0 };
     let e = run(&s, [Ok::<_, String>(big)].into_iter(), &mut |_| {}).unwrap_err();
     assert!(matches!(e, SimError::Overflow { index: 0, .. }), "{e}");
     let s = settings(&["timing.enabled=false"]);
@@ -248,17 +165,9 @@ fn overflow_error_names_request() {
 
 #[test]
 fn closed_form_is_reported_for_uniform_fifo() {
-    let r = synth(&[
-        "gc.victim=fifo",
-        "workload.requests=1000",
-        "timing.enabled=false",
-    ]);
+    let r = synth(&["gc.victim=fifo", "workload.requests=1000", "timing.enabled=false"]);
     assert!(r.waf_closed_form.unwrap() > 1.0);
-    assert!(synth(&[
-        "workload.pattern=zipf",
-        "workload.requests=10",
-        "timing.enabled=false"
-    ])
-    .waf_closed_form
-    .is_none());
+    assert!(synth(&["workload.pattern=zipf", "workload.requests=10", "timing.enabled=false"])
+        .waf_closed_form
+        .is_none());
 }

@@ -16,11 +16,7 @@ pub struct ArrivalGen {
 
 impl ArrivalGen {
     pub fn new(kind: Arrival, seed: u64) -> Self {
-        ArrivalGen {
-            kind,
-            now_ns: 0,
-            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
-        }
+        ArrivalGen { kind, now_ns: 0, rng: Xoshiro256PlusPlus::seed_from_u64(seed) }
     }
 
     /// Time of the next arrival; the first request arrives at time 0.

@@ -20,8 +20,6 @@ pub fn mix64(mut z: u64) -> u64 {
 
 /// An independent seed for the component named `stream`, derived from the run's seed.
 pub fn sub_seed(seed: u64, stream: &str) -> u64 {
-    let h = stream.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x1000_0000_01B3)
-    });
+    let h = stream.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x1000_0000_01B3));
     mix64(seed ^ mix64(h))
 }

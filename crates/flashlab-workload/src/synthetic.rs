@@ -46,26 +46,14 @@ fn unit(rng: &mut Xoshiro256PlusPlus) -> f64 {
 
 impl Synthetic {
     /// A generator over `logical_pages` pages of `page_bytes`; `seed` drives every choice.
-    pub fn new(
-        s: SyntheticSettings,
-        arrival: Arrival,
-        logical_pages: u64,
-        page_bytes: u64,
-        seed: u64,
-    ) -> Self {
+    pub fn new(s: SyntheticSettings, arrival: Arrival, logical_pages: u64, page_bytes: u64, seed: u64) -> Self {
         let spatial = match s.pattern {
             Pattern::Uniform => Spatial::Uniform,
             Pattern::Sequential => Spatial::Sequential { next: 0 },
-            Pattern::HotCold {
-                hot_fraction,
-                hot_traffic,
-            } => {
+            Pattern::HotCold { hot_fraction, hot_traffic } => {
                 let hot_pages = ((logical_pages as f64 * hot_fraction).round() as u64)
                     .clamp(1, logical_pages.saturating_sub(1).max(1));
-                Spatial::HotCold {
-                    hot_pages,
-                    hot_traffic,
-                }
+                Spatial::HotCold { hot_pages, hot_traffic }
             }
             Pattern::Zipf { theta } => {
                 Spatial::Zipf(Zipf::new(logical_pages, theta).expect("validated zipf parameters"))
@@ -87,10 +75,7 @@ impl Synthetic {
         let l = self.logical_pages;
         match &mut self.spatial {
             Spatial::Uniform => below(&mut self.rng, l),
-            Spatial::HotCold {
-                hot_pages,
-                hot_traffic,
-            } => {
+            Spatial::HotCold { hot_pages, hot_traffic } => {
                 let (h, t) = (*hot_pages, *hot_traffic);
                 if unit(&mut self.rng) < t {
                     below(&mut self.rng, h)
@@ -133,11 +118,7 @@ impl Iterator for Synthetic {
         }
         self.emitted += 1;
         let (lo, hi) = (self.s.pages_min, self.s.pages_max);
-        let pages = if hi > lo {
-            lo + below(&mut self.rng, hi - lo + 1)
-        } else {
-            lo
-        };
+        let pages = if hi > lo { lo + below(&mut self.rng, hi - lo + 1) } else { lo };
         let start = self.start_page(pages);
         let op = self.op();
         let time_ns = self.arrival.next_ns();
