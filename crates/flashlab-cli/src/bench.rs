@@ -38,8 +38,9 @@ fn cases(quick: bool) -> Vec<Case> {
          device.pages_per_block=64 device.page_bytes=4096 device.spare_factor=0.07 workload.prefill=true \
          workload.requests={} workload.pattern=hotcold workload.hot_fraction=0.9 workload.hot_traffic=1.0 \
          workload.arrival=fixed workload.interarrival_us=100",
-        128 / scale.min(4),
+        128,
         1_000_000 / scale
+
     );
     let split = |s: String| s.split_whitespace().map(String::from).collect();
     vec![

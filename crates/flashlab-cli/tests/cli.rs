@@ -1,0 +1,182 @@
+//! End-to-end tests of the `flashlab` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn flashlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flashlab")).args(args).output().expect("flashlab runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = flashlab(args);
+    assert!(o.status.success(), "flashlab {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// The one-line error of a failing command.
+fn fails(args: &[&str]) -> String {
+    let o = flashlab(args);
+    assert!(!o.status.success(), "flashlab {args:?} should fail");
+    let e = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(e.trim_end().lines().count(), 1, "error is one line: {e}");
+    assert!(e.starts_with("flashlab: error: "), "{e}");
+    e
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn shared_traces() -> Option<PathBuf> {
+    let p = repo().join("../shared/traces");
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!("note: ../shared/traces not found; shared-trace checks skipped");
+        None
+    }
+}
+
+fn tmp(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    (d, p)
+}
+
+#[test]
+fn config_default_is_complete_and_checks() {
+    let text = ok(&["config", "default"]);
+    for k in
+        ["[device]", "spare_factor = 0.2", "[timing]", "erase_ms = 1.5", "victim = \"greedy\"", "free_blocks_min = 2"]
+    {
+        assert!(text.contains(k), "default config lacks {k}");
+    }
+    let (_d, p) = tmp("c.toml", &text);
+    assert_eq!(ok(&["config", "check", p.to_str().unwrap()]), text);
+}
+
+#[test]
+fn bad_config_errors_are_one_line_and_name_the_place() {
+    let (_d, p) = tmp("bad.toml", "[gc]\nvictim = \"greedy\"\nfree_block_min = 3\n");
+    let e = fails(&["config", "check", p.to_str().unwrap()]);
+    assert!(e.contains("bad.toml:3: unknown key `gc.free_block_min`; nearest valid: gc.free_blocks_min"), "{e}");
+    let e = fails(&["run", p.to_str().unwrap(), "--set", "gc.free_block_min=3"]);
+    assert!(e.contains("unknown key"), "{e}");
+    let (_d, p) = tmp("ok.toml", "");
+    let e = fails(&["run", p.to_str().unwrap(), "--set", "device.spare_factr=0.1"]);
+    assert!(e.contains("nearest valid: device.spare_factor"), "{e}");
+    let e = fails(&["run", p.to_str().unwrap(), "--set", "gc.victim=best"]);
+    assert!(e.contains("greedy, fifo, random, d-choices, cost-benefit"), "{e}");
+    fails(&["run", "/nonexistent/x.toml"]);
+}
+
+#[test]
+fn run_writes_the_contract_json_and_is_deterministic() {
+    let (d, p) = tmp("c.toml", "[workload]\nrequests = 3000\nread_fraction = 0.5\nqueue_depth = 4\n");
+    let small = ["--set", "device.blocks_per_plane=64", "--quiet"];
+    let j1 = d.path().join("a.json");
+    let j2 = d.path().join("b.json");
+    for j in [&j1, &j2] {
+        let mut args = vec!["run", p.to_str().unwrap(), "--json", j.to_str().unwrap()];
+        args.extend(small);
+        ok(&args);
+    }
+    let read = |p: &Path| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    let (mut a, mut b) = (read(&j1), read(&j2));
+    assert_eq!(a["requests"], 3000);
+    assert_eq!(a["config"]["device"]["blocks_per_plane"], 64);
+    assert!(a["write_latency_us_p99"].as_f64().unwrap() > 0.0);
+
+    a["wall_time_s"] = 0.into();
+    b["wall_time_s"] = 0.into();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn json_to_stdout() {
+    let (_d, p) = tmp("c.toml", "[workload]\nrequests = 100\n[timing]\nenabled = false\n");
+    let out = ok(&["run", p.to_str().unwrap(), "--json", "-", "--set", "device.blocks_per_plane=64"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["read_latency_us_mean"].is_null());
+    assert_eq!(v["host_write_pages"], 100);
+}
+
+#[test]
+fn quickstart_example_runs_reduced() {
+    let p = repo().join("examples/quickstart.toml");
+    let out = ok(&["run", p.to_str().unwrap(), "--set", "workload.requests=20000", "--set", "workload.warmup=0"]);
+    assert!(out.contains("WAF") && out.contains("write latency us"));
+}
+
+#[test]
+fn shared_traces_are_read_with_their_request_counts() {
+    let Some(dir) = shared_traces() else { return };
+    let cases = [
+        ("example.ascii", "ssdsim", 10_000),
+        ("fin1", "ssdsim-fin", 100),
+        ("tpcc-small.trace", "mqsim", 6_999),
+        ("wsrch-small.trace", "mqsim", 24_783),
+        ("cloudPhysicsIO.csv", "auto", 113_872),
+        ("wiscsee-sqlitewal-events.txt", "auto", 5_008),
+    ];
+    for (file, format, n) in cases {
+        let out = ok(&["trace", "stats", dir.join(file).to_str().unwrap(), "--format", format, "--json", "-"]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["requests"], n, "{file}");
+        assert_eq!(v["skipped_lines"], 0, "{file}");
+    }
+}
+
+#[test]
+fn shared_traces_run_through_the_simulator() {
+    let Some(dir) = shared_traces() else { return };
+    for (file, format) in
+        [("example.ascii", "ssdsim"), ("tpcc-small.trace", "mqsim"), ("cloudPhysicsIO.csv", "cloudphysics")]
+    {
+        let cfg = format!(
+            "[device]\nblocks_per_plane = 256\n[workload]\nkind = \"trace\"\ntrace_path = \"{}\"\ntrace_format = \"{format}\"\narrival = \"trace\"\n",
+            dir.join(file).display()
+        );
+        let (_d, p) = tmp("t.toml", &cfg);
+        let v: serde_json::Value = serde_json::from_str(&ok(&["run", p.to_str().unwrap(), "--json", "-"])).unwrap();
+        assert!(v["requests"].as_u64().unwrap() > 0, "{file}");
+        assert!(v["host_write_pages"].as_u64().unwrap() > 0, "{file}");
+    }
+}
+
+#[test]
+fn trace_convert_round_trips() {
+    let text = "0 0 100 8 0\n1000 0 200 16 1\n2000 1 300 8 0\n";
+    let (d, p) = tmp("t.ascii", text);
+    let out = d.path().join("t.csv");
+    ok(&["trace", "convert", p.to_str().unwrap(), "--format", "ssdsim", "--to", "csv", "-o", out.to_str().unwrap()]);
+    let a = ok(&["trace", "stats", p.to_str().unwrap(), "--format", "ssdsim", "--json", "-"]);
+    let b = ok(&["trace", "stats", out.to_str().unwrap(), "--format", "csv", "--json", "-"]);
+    let (mut a, mut b): (serde_json::Value, serde_json::Value) =
+        (serde_json::from_str(&a).unwrap(), serde_json::from_str(&b).unwrap());
+    a["format"] = "".into();
+    b["format"] = "".into();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn bad_trace_line_names_file_line_and_field() {
+    let (_d, p) = tmp("bad.ascii", "0 0 100 8 0\n10 0 1x0 8 0\n20 0 100 8 0\n");
+    let e = fails(&["trace", "stats", p.to_str().unwrap(), "--format", "ssdsim"]);
+    assert!(e.contains("bad.ascii:2") && e.contains("1x0"), "{e}");
+    let out = ok(&["trace", "stats", p.to_str().unwrap(), "--format", "ssdsim", "--skip-bad-lines", "--json", "-"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v["requests"].as_u64(), v["skipped_lines"].as_u64()), (Some(2), Some(1)));
+    let cfg = format!("[workload]\nkind = \"trace\"\ntrace_path = \"{}\"\ntrace_format = \"ssdsim\"\n", p.display());
+    let (_d2, c) = tmp("c.toml", &cfg);
+    let e = fails(&["run", c.to_str().unwrap()]);
+    assert!(e.contains("bad.ascii:2"), "{e}");
+    ok(&["run", c.to_str().unwrap(), "--skip-bad-lines"]);
+}
+
+#[test]
+fn bench_quick_reports_rates() {
+    let out = ok(&["bench", "--quick"]);
+    assert!(out.contains("counting-wasim") && out.contains("requests/s"));
+}
