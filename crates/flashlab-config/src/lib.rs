@@ -11,6 +11,8 @@
 mod error;
 pub mod keys;
 pub mod overrides;
+pub mod presets;
+
 mod raw;
 mod resolve;
 mod settings;

@@ -13,6 +13,8 @@ pub fn parse_with_overrides(text: &str, source: &str, sets: &[String]) -> Result
     for arg in sets {
         apply_set(&mut tree, arg)?;
     }
+    crate::presets::expand(&mut tree)?;
+
     RawConfig::deserialize(tree)
         .map_err(|e| ConfigError::SetValue { key: "(overrides)".into(), message: one_line(&e.to_string()) })
 }

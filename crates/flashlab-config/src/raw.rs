@@ -54,13 +54,30 @@ pub struct RawTiming {
     pub erase_ms: f64,
     /// Channel transfer time per byte.
     pub byte_ns: f64,
-    /// Command/address cycles on the channel per operation.
+    /// Command/address cycles per operation.
     pub command_ns: f64,
+    /// A named parameter set (`custom`, `ssdsim`, `nandsim-seed000`, `slc`, `mlc`, `tlc`); it
+    /// fills the time keys this file does not set.
+    pub preset: String,
+    /// GC migrations use copyback (no channel transfer).
+    pub copyback: bool,
+    /// Copyback only between pages of the same parity (SSDsim's restriction).
+    pub copyback_same_parity: bool,
 }
 
 impl Default for RawTiming {
     fn default() -> Self {
-        RawTiming { enabled: true, read_us: 20.0, program_us: 200.0, erase_ms: 1.5, byte_ns: 25.0, command_ns: 0.0 }
+        RawTiming {
+            enabled: true,
+            read_us: 20.0,
+            program_us: 200.0,
+            erase_ms: 1.5,
+            byte_ns: 25.0,
+            command_ns: 0.0,
+            preset: "custom".into(),
+            copyback: false,
+            copyback_same_parity: true,
+        }
     }
 }
 
@@ -90,11 +107,24 @@ pub struct RawGc {
     pub free_blocks_min: u32,
     /// Candidates sampled by `d-choices`.
     pub d_choices: u32,
+    /// `blocking`: GC runs to completion when a plane falls below `free_blocks_min`.
+    /// `preemptible`: GC also runs step by step in a die's idle time while its plane has
+    /// fewer than `background_free_blocks` free blocks, yielding to host operations after
+    /// each page migration; below `free_blocks_min` it becomes urgent and blocking.
+    pub mode: String,
+    pub background_free_blocks: u32,
 }
 
 impl Default for RawGc {
     fn default() -> Self {
-        RawGc { victim: "greedy".into(), trigger: "threshold".into(), free_blocks_min: 2, d_choices: 10 }
+        RawGc {
+            victim: "greedy".into(),
+            trigger: "threshold".into(),
+            free_blocks_min: 2,
+            d_choices: 10,
+            mode: "blocking".into(),
+            background_free_blocks: 4,
+        }
     }
 }
 

@@ -45,6 +45,8 @@ impl RawConfig {
             spare_factor: spare,
             timing: self.timing.resolve()?,
             ftl: self.resolve_ftl(logical_pages)?,
+            gc_mode: self.gc_mode()?,
+
             workload: self.workload.resolve(geometry.page_bytes as u64)?,
         })
     }
@@ -63,6 +65,19 @@ impl RawConfig {
             ));
         }
         Ok(())
+    }
+
+    fn gc_mode(&self) -> Result<GcMode, ConfigError> {
+        let modes = [("blocking", false), ("preemptible", true)];
+        if !one_of("gc.mode", &self.gc.mode, &modes)? {
+            return Ok(GcMode::Blocking);
+        }
+        let bg = self.gc.background_free_blocks;
+        if bg <= self.gc.free_blocks_min {
+            let want = format!("expected more than gc.free_blocks_min = {}", self.gc.free_blocks_min);
+            return Err(ConfigError::invalid("gc.background_free_blocks", bg, want));
+        }
+        Ok(GcMode::Preemptible { background_free_blocks: bg })
     }
 
     fn resolve_ftl(&self, logical_pages: u64) -> Result<FtlSettings, ConfigError> {
@@ -106,6 +121,8 @@ impl RawTiming {
             erase_ns: positive_time("timing.erase_ms", self.erase_ms, 1e6)?,
             byte_ps: positive_time("timing.byte_ns", self.byte_ns, 1e3)?,
             command_ns: positive_time("timing.command_ns", self.command_ns, 1.0)?,
+            copyback: self.copyback,
+            copyback_same_parity: self.copyback_same_parity,
         };
         Ok(self.enabled.then_some(t))
     }

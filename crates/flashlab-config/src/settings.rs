@@ -12,6 +12,19 @@ pub struct TimingSettings {
     /// Per byte, in picoseconds (so fractional ns per byte stay exact).
     pub byte_ps: u64,
     pub command_ns: u64,
+    /// GC migrations by copyback (no channel transfer).
+    pub copyback: bool,
+    /// Copyback only between pages of equal parity; otherwise read out and program in.
+    pub copyback_same_parity: bool,
+}
+
+/// How GC is scheduled against host I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GcMode {
+    /// GC runs to completion right after the write that crossed the threshold.
+    Blocking,
+    /// Also step by step in idle die time below `background_free_blocks`.
+    Preemptible { background_free_blocks: u32 },
 }
 
 /// Spatial pattern of synthetic requests.
@@ -99,6 +112,7 @@ pub struct Settings {
     /// `None` = counting mode.
     pub timing: Option<TimingSettings>,
     pub ftl: FtlSettings,
+    pub gc_mode: GcMode,
     pub workload: WorkloadSettings,
 }
 

@@ -107,3 +107,24 @@ proptest! {
         let _ = load(&text, "x", &[]);
     }
 }
+
+#[test]
+fn timing_presets_fill_unset_keys_only() {
+    let (raw, s) = load("[timing]\npreset = \"mlc\"\nread_us = 40\n", "x", &[]).unwrap();
+    assert_eq!((raw.timing.read_us, raw.timing.program_us, raw.timing.erase_ms), (40.0, 900.0, 3.5));
+    assert_eq!(s.timing.unwrap().program_ns, 900_000);
+    let (_, s) = load("", "x", &["timing.preset=nandsim-seed000".into()]).unwrap();
+    let t = s.timing.unwrap();
+    assert_eq!((t.read_ns, t.program_ns, t.erase_ns, t.byte_ps), (25, 200, 2_000_000, 0));
+    assert!(err("", &["timing.preset=qlc"]).contains("expected one of: custom, ssdsim, nandsim-seed000, slc, mlc, tlc"));
+}
+
+#[test]
+fn gc_mode_validation() {
+    let (_, s) = load("", "x", &["gc.mode=preemptible".into(), "gc.background_free_blocks=6".into()]).unwrap();
+    assert_eq!(s.gc_mode, GcMode::Preemptible { background_free_blocks: 6 });
+    assert!(
+        err("", &["gc.mode=preemptible", "gc.background_free_blocks=2"]).contains("more than gc.free_blocks_min = 2")
+    );
+    assert!(err("", &["gc.mode=lazy"]).contains("blocking, preemptible"));
+}

@@ -79,6 +79,9 @@ pub struct PageFtl {
     pub(crate) free: Vec<VecDeque<u32>>,
     pub(crate) host_open: Vec<u32>,
     pub(crate) gc_open: Vec<u32>,
+    /// Per plane: the victim of the GC run under way (NO_BLOCK if none) and the next page offset to examine.
+    pub(crate) gc_victim: Vec<u32>,
+    pub(crate) gc_cursor: Vec<u32>,
     stripe: Vec<u32>,
     cursor: usize,
     pub(crate) index: ClosedIndex,
@@ -147,6 +150,8 @@ impl PageFtl {
             free,
             host_open: vec![NO_BLOCK; planes as usize],
             gc_open: vec![NO_BLOCK; planes as usize],
+            gc_victim: vec![NO_BLOCK; planes as usize],
+            gc_cursor: vec![0; planes as usize],
             stripe: stripe_sequence(&geo, s.stripe),
             cursor: 0,
             index,

@@ -1,10 +1,21 @@
 //! Garbage collection: per-plane trigger, victim choice through the policy, valid-page
 //! migration to the GC frontier, erase.
 
-use crate::ftl::Role;
+use crate::ftl::{Role, NO_BLOCK};
 use crate::victim::{BlockInfo, BlockView, VictimSelector};
 use crate::{FtlError, PageFtl};
 use flashlab_nand::{Cause, OpKind};
+
+/// What one GC step did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GcStep {
+    /// One valid page was migrated.
+    Migrated,
+    /// The victim (block id) had no valid page left and was erased.
+    Erased(u32),
+    /// No GC run under way and no block worth collecting.
+    Idle,
+}
 
 /// The view of one plane's candidates that the FTL hands to its policy.
 pub(crate) struct PlaneView<'a> {
@@ -45,7 +56,7 @@ impl BlockView for PlaneView<'_> {
 }
 
 impl PageFtl {
-    /// Run GC in `plane` until it has `free_blocks_min` free blocks.
+    /// Run GC in `plane` until it has `free_blocks_min` free blocks (blocking GC).
     #[inline]
     pub(crate) fn collect(&mut self, plane: u32) -> Result<(), FtlError> {
         let min = self.s.free_blocks_min as usize;
@@ -70,24 +81,69 @@ impl PageFtl {
         v
     }
 
-    /// One GC run in `plane`: pick a victim, migrate its valid pages, erase it.
-    /// Returns the victim block.
+    /// Finish the GC run in progress in `plane`, or run a whole new one. Returns the victim.
     pub fn gc_once(&mut self, plane: u32) -> Result<u32, FtlError> {
-        let victim = self.choose_victim(plane).ok_or(FtlError::NoSpace { plane })?;
+        loop {
+            match self.gc_step(plane)? {
+                GcStep::Erased(victim) => return Ok(victim),
+                GcStep::Migrated => {}
+                GcStep::Idle => return Err(FtlError::NoSpace { plane }),
+            }
+        }
+    }
+
+    /// Whether preemptible GC should work in `plane`: a run is under way, or the plane
+    /// has fewer than `background_free_blocks` free blocks.
+    #[inline]
+    pub fn wants_background_gc(&self, plane: u32, background_free_blocks: u32) -> bool {
+        self.gc_in_progress(plane) || self.free[plane as usize].len() < background_free_blocks as usize
+    }
+
+    /// Whether a GC run is under way in `plane` (a victim partly migrated).
+
+    pub fn gc_in_progress(&self, plane: u32) -> bool {
+        self.gc_victim[plane as usize] != NO_BLOCK
+    }
+
+    /// One step of GC in `plane`: start a run if none is under way, then migrate one
+    /// valid page of the victim, or erase it when none is left. Preemptible GC runs
+    /// these steps in idle time and yields to the host between them.
+    pub fn gc_step(&mut self, plane: u32) -> Result<GcStep, FtlError> {
+        let mut victim = self.gc_victim[plane as usize];
+        if victim == NO_BLOCK {
+            match self.start_gc(plane)? {
+                Some(v) => victim = v,
+                None => return Ok(GcStep::Idle),
+            }
+        }
+        let cursor = self.gc_cursor[plane as usize];
+        match self.nand.next_valid(victim, cursor) {
+            Some(page) => {
+                self.gc_cursor[plane as usize] = page - self.nand.first_page(victim) + 1;
+                self.migrate(plane, page, Cause::Gc)?;
+                Ok(GcStep::Migrated)
+            }
+            None => {
+                self.erase_free(plane, victim, Cause::Gc);
+                self.gc_victim[plane as usize] = NO_BLOCK;
+                Ok(GcStep::Erased(victim))
+            }
+        }
+    }
+
+    /// Choose and claim a victim; `None` when no block is worth collecting.
+    fn start_gc(&mut self, plane: u32) -> Result<Option<u32>, FtlError> {
+        let Some(victim) = self.choose_victim(plane) else { return Ok(None) };
         if self.nand.valid_count(victim) == self.geo.pages_per_block && self.s.victim.needs_buckets() {
-            return Err(FtlError::NoSpace { plane });
+            return Ok(None);
         }
         self.index.remove(plane, victim);
         self.role[victim as usize] = Role::Victim;
         self.stats.gc_runs += 1;
         self.prefetch_victim_maps(victim);
-        let mut from = 0;
-        while let Some(page) = self.nand.next_valid(victim, from) {
-            from = page - self.nand.first_page(victim) + 1;
-            self.migrate(plane, page, Cause::Gc)?;
-        }
-        self.erase_free(plane, victim, Cause::Gc);
-        Ok(victim)
+        self.gc_victim[plane as usize] = victim;
+        self.gc_cursor[plane as usize] = 0;
+        Ok(Some(victim))
     }
 
     /// Prefetch the mapping entries the migration of `victim` will update, so their

@@ -25,5 +25,6 @@ mod victim;
 
 pub use error::FtlError;
 pub use ftl::{FlashOp, FtlStats, PageFtl, ReadOutcome, NO_PAGE};
+pub use gc::GcStep;
 pub use settings::{FtlSettings, StripeOrder};
 pub use victim::{BlockInfo, BlockView, VecView, VictimPolicy, VictimSelector};

@@ -8,11 +8,17 @@
 
 mod addr;
 mod engine;
+mod host;
+mod observe;
 mod report;
+mod sched;
+
 mod result;
 pub mod timing;
 
 pub use addr::PageSpan;
-pub use engine::{run, run_synthetic, SimError};
+pub use engine::{run, run_observed, run_synthetic, run_synthetic_observed, SimError};
+pub use observe::{Observer, RequestRecord};
+
 pub use flashlab_config::Settings;
 pub use result::RunResult;

@@ -56,7 +56,13 @@ impl Engine<'_> {
             write_latency_us_max: self.write_lat.max_us(),
             bandwidth_mib_s: timed.bandwidth_mib_s,
             die_utilization_mean: timed.die_util,
+            die_utilization_max: timed.die_util_max,
             channel_utilization_mean: timed.chan_util,
+            channel_utilization_max: timed.chan_util_max,
+            gc_blocked_requests: self.gc_blocked_requests,
+            gc_blocked_s_total: self.timeline.as_ref().map(|_| self.gc_wait_ns_total as f64 / 1e9),
+            copyback_pages: self.timeline.as_ref().map_or(0, |t| t.copybacks - mark.copybacks),
+
             waf_closed_form: self.closed_form(),
             memory_bytes: (self.ftl.memory_bytes() + self.shadow.len() * 4) as u64,
         }
@@ -68,16 +74,20 @@ impl Engine<'_> {
         };
         let mark = self.mark.as_ref().expect("measurement started");
         let span_ns = self.last_done.saturating_sub(first).max(1) as f64;
-        let dies = tl.die_busy_ns.len() as f64;
-        let chans = tl.chan_busy_ns.len() as f64;
-        let die_busy = (tl.die_busy_ns.iter().sum::<u64>() - mark.die_busy_ns) as f64;
-        let chan_busy = (tl.chan_busy_ns.iter().sum::<u64>() - mark.chan_busy_ns) as f64;
+        let util = |now: &[u64], then: &[u64]| -> (f64, f64) {
+            let u: Vec<f64> = now.iter().zip(then).map(|(n, t)| (n - t) as f64 / span_ns).collect();
+            (u.iter().sum::<f64>() / u.len().max(1) as f64, u.iter().copied().fold(0.0, f64::max))
+        };
+        let (die_mean, die_max) = util(&tl.die_busy_ns, &mark.die_busy_ns);
+        let (chan_mean, chan_max) = util(&tl.chan_busy_ns, &mark.chan_busy_ns);
         Timed {
             iops: Some(requests as f64 / (span_ns / 1e9)),
             sim_time_s: Some(span_ns / 1e9),
             bandwidth_mib_s: Some(host_pages as f64 * self.s.page_bytes() as f64 / (1 << 20) as f64 / (span_ns / 1e9)),
-            die_util: Some(die_busy / dies / span_ns),
-            chan_util: Some(chan_busy / chans / span_ns),
+            die_util: Some(die_mean),
+            die_util_max: Some(die_max),
+            chan_util: Some(chan_mean),
+            chan_util_max: Some(chan_max),
         }
     }
 
@@ -105,5 +115,7 @@ struct Timed {
     sim_time_s: Option<f64>,
     bandwidth_mib_s: Option<f64>,
     die_util: Option<f64>,
+    die_util_max: Option<f64>,
     chan_util: Option<f64>,
+    chan_util_max: Option<f64>,
 }

@@ -47,7 +47,15 @@ pub struct RunResult {
     pub write_latency_us_max: Option<f64>,
     pub bandwidth_mib_s: Option<f64>,
     pub die_utilization_mean: Option<f64>,
+    pub die_utilization_max: Option<f64>,
     pub channel_utilization_mean: Option<f64>,
+    pub channel_utilization_max: Option<f64>,
+    /// Measured requests that waited behind GC on some die, and the time they waited in all.
+    pub gc_blocked_requests: u64,
+    pub gc_blocked_s_total: Option<f64>,
+    /// GC page migrations done by copyback.
+    pub copyback_pages: u64,
+
     /// Desnoyers' closed-form WAF when the run fits its model (uniform single-page writes, FIFO or greedy).
     pub waf_closed_form: Option<f64>,
     pub memory_bytes: u64,

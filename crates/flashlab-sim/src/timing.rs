@@ -18,7 +18,7 @@
 
 use flashlab_config::TimingSettings;
 use flashlab_ftl::FlashOp;
-use flashlab_nand::{Geometry, OpKind};
+use flashlab_nand::{Cause, Geometry, OpKind};
 
 /// Per-die and per-channel busy-until times plus busy-time accounting.
 #[derive(Clone, Debug)]
@@ -31,6 +31,13 @@ pub struct Timeline {
     pub chan_free: Vec<u64>,
     pub die_busy_ns: Vec<u64>,
     pub chan_busy_ns: Vec<u64>,
+    /// Per die: when its last GC operation ends.
+    gc_until: Vec<u64>,
+    /// How long the last host operation waited behind GC on its die.
+    pub last_gc_wait_ns: u64,
+    /// GC page migrations done by copyback.
+    pub copybacks: u64,
+    ppb: u32,
 }
 
 impl Timeline {
@@ -45,6 +52,10 @@ impl Timeline {
             chan_free: vec![0; geo.channels as usize],
             die_busy_ns: vec![0; dies],
             chan_busy_ns: vec![0; geo.channels as usize],
+            gc_until: vec![0; dies],
+            last_gc_wait_ns: 0,
+            copybacks: 0,
+            ppb: geo.pages_per_block,
         }
     }
 
@@ -75,6 +86,42 @@ impl Timeline {
         };
         self.die_busy_ns[die] += end - start;
         self.die_free[die] = end;
+        if op.cause == Cause::Host {
+            let gc = self.gc_until[die];
+            self.last_gc_wait_ns = if gc > ready { start.min(gc) - ready } else { 0 };
+        } else {
+            self.gc_until[die] = end;
+        }
+        end
+    }
+
+    /// Die of a plane index.
+    #[inline]
+    pub fn die_of(&self, plane: u32) -> usize {
+        (plane / self.planes_per_die) as usize
+    }
+
+    /// Whether a GC migration from `read` to `program` may use copyback.
+    pub fn copyback_allowed(&self, read: &FlashOp, program: &FlashOp) -> bool {
+        let same_die = self.die_of(read.plane) == self.die_of(program.plane);
+        let parity_ok = !self.t.copyback_same_parity || (read.page % self.ppb) % 2 == (program.page % self.ppb) % 2;
+        self.t.copyback && same_die && parity_ok
+    }
+
+    /// A GC migration `read` → `program` within one die, by copyback if allowed:
+    /// command + tR + command + tPROG on the die, nothing on the channel. Returns its end.
+    pub fn exec_migration(&mut self, read: &FlashOp, program: &FlashOp, ready: u64) -> u64 {
+        if !self.copyback_allowed(read, program) {
+            let r = self.exec(read, ready);
+            return self.exec(program, r);
+        }
+        let die = self.die_of(read.plane);
+        let start = ready.max(self.die_free[die]);
+        let end = start + 2 * self.t.command_ns + self.t.read_ns + self.t.program_ns;
+        self.die_busy_ns[die] += end - start;
+        self.die_free[die] = end;
+        self.gc_until[die] = end;
+        self.copybacks += 1;
         end
     }
 

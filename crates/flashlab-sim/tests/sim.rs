@@ -51,8 +51,15 @@ fn counting_mode_has_null_latencies() {
 
 #[test]
 fn idle_read_and_program_match_closed_forms() {
-    let t =
-        TimingSettings { read_ns: 20_000, program_ns: 200_000, erase_ns: 1_500_000, byte_ps: 25_000, command_ns: 300 };
+    let t = TimingSettings {
+        read_ns: 20_000,
+        program_ns: 200_000,
+        erase_ns: 1_500_000,
+        byte_ps: 25_000,
+        command_ns: 300,
+        copyback: false,
+        copyback_same_parity: true,
+    };
     let xfer = 2048 * 25;
     let s = settings(&["timing.command_ns=300", "workload.requests=1"]);
     assert_eq!(s.timing, Some(t));
@@ -95,8 +102,15 @@ fn independent_dies_on_different_channels_overlap() {
         pages_per_block: 8,
         page_bytes: 4096,
     };
-    let t =
-        TimingSettings { read_ns: 20_000, program_ns: 200_000, erase_ns: 1_500_000, byte_ps: 25_000, command_ns: 0 };
+    let t = TimingSettings {
+        read_ns: 20_000,
+        program_ns: 200_000,
+        erase_ns: 1_500_000,
+        byte_ps: 25_000,
+        command_ns: 0,
+        copyback: false,
+        copyback_same_parity: true,
+    };
     let mut tl = Timeline::new(&g, t);
     let ends: Vec<u64> =
         (0..4).map(|p| tl.exec(&FlashOp { kind: OpKind::Program, cause: Cause::Host, plane: p, page: 0 }, 0)).collect();
@@ -170,4 +184,78 @@ fn closed_form_is_reported_for_uniform_fifo() {
     assert!(synth(&["workload.pattern=zipf", "workload.requests=10", "timing.enabled=false"])
         .waf_closed_form
         .is_none());
+}
+
+fn gc_heavy(extra: &[&str]) -> RunResult {
+    let mut sets = vec![
+        "device.blocks_per_plane=128",
+        "device.pages_per_block=64",
+        "device.spare_factor=0.1",
+        "workload.prefill=true",
+        "workload.warmup=30000",
+        "workload.requests=40000",
+        "workload.arrival=fixed",
+        "workload.interarrival_us=1500",
+    ];
+    sets.extend_from_slice(extra);
+    synth(&sets)
+}
+
+#[test]
+fn preemptible_gc_lowers_tail_latency_against_blocking() {
+    let blocking = gc_heavy(&["gc.mode=blocking"]);
+    let preempt = gc_heavy(&["gc.mode=preemptible", "gc.background_free_blocks=4"]);
+    let (b, p) = (blocking.write_latency_us_p99.unwrap(), preempt.write_latency_us_p99.unwrap());
+    eprintln!("write p99: blocking {b:.0} us, preemptible {p:.0} us; WAF {:?} vs {:?}", blocking.waf, preempt.waf);
+    assert!(blocking.gc_runs > 1000 && preempt.gc_runs > 1000);
+    assert!(p * 10.0 < b, "preemptible p99 {p} not well below blocking {b}");
+    assert!(preempt.gc_blocked_s_total.unwrap() < blocking.gc_blocked_s_total.unwrap());
+}
+
+#[test]
+fn copyback_moves_gc_off_the_bus() {
+    let plain = gc_heavy(&[]);
+    let cb = gc_heavy(&["timing.copyback=true", "timing.copyback_same_parity=false"]);
+    let parity = gc_heavy(&["timing.copyback=true"]);
+    assert_eq!(plain.copyback_pages, 0);
+    assert_eq!(cb.copyback_pages, cb.gc_copied_pages, "every migration stays in its die");
+    assert!(parity.copyback_pages > 0 && parity.copyback_pages < parity.gc_copied_pages);
+    assert!(cb.write_latency_us_mean.unwrap() < plain.write_latency_us_mean.unwrap());
+    assert!(cb.channel_utilization_mean.unwrap() < plain.channel_utilization_mean.unwrap());
+}
+
+/// Saturated writes without GC: throughput = min(dies / (transfer + tPROG), channels / transfer).
+fn saturated_write_iops(channels: u32, dies: u32) -> (f64, f64) {
+    let s = settings(&[
+        &format!("device.channels={channels}"),
+        "device.chips_per_channel=1",
+        &format!("device.dies_per_chip={dies}"),
+        "device.blocks_per_plane=256",
+        "workload.requests=20000",
+        "workload.queue_depth=64",
+        "workload.pattern=sequential",
+    ]);
+    let r = run_synthetic(&s, &mut |_| {}).unwrap();
+    assert_eq!(r.gc_runs, 0);
+    let xfer = 2048.0 * 25e-9;
+    let bound = (channels as f64 * dies as f64 / (xfer + 200e-6)).min(channels as f64 / xfer);
+    (r.iops.unwrap(), bound)
+}
+
+#[test]
+fn saturated_writes_reach_the_die_or_bus_bound() {
+    for (ch, dies) in [(4, 2), (1, 8), (2, 4)] {
+        let (got, bound) = saturated_write_iops(ch, dies);
+        eprintln!("{ch} channels x {dies} dies: {got:.0} IOPS, bound {bound:.0}");
+        assert!(got <= bound * 1.0001 && got > bound * 0.95, "{ch}x{dies}: {got} vs bound {bound}");
+    }
+}
+
+#[test]
+fn every_request_completes_in_open_loop_overload() {
+    // Arrivals far faster than the device: requests queue, none is lost, the run ends.
+    let r = synth(&["workload.requests=5000", "workload.arrival=poisson", "workload.interarrival_us=1"]);
+    assert_eq!(r.requests, 5000);
+    assert_eq!(r.write_requests, 5000);
+    assert!(r.sim_time_s.unwrap() > 5000.0 * 250e-6 / 4.0 * 0.9);
 }

@@ -1,0 +1,47 @@
+//! Named NAND timing parameter sets. A preset fills the `timing.*` time keys that the
+//! configuration does not set itself, so `preset = "mlc"` plus `read_us = 40` means
+//! "MLC, but with tR = 40 µs".
+
+use crate::ConfigError;
+
+/// One preset: (name, read_us, program_us, erase_ms, byte_ns, what it represents).
+pub const PRESETS: &[(&str, f64, f64, f64, f64, &str)] = &[
+    ("ssdsim", 20.0, 200.0, 1.5, 25.0, "SSDsim's shipped parameters (the defaults)"),
+    (
+        "nandsim-seed000",
+        0.025,
+        0.2,
+        2.0,
+        0.0,
+        "seed 000's nandsim device as printed: read 25 ns, program 200 ns, erase 2 ms, no bus time",
+    ),
+    ("slc", 25.0, 200.0, 1.5, 10.0, "representative SLC part: tR 25 us, tPROG 200 us, tBERS 1.5 ms, 100 MT/s bus"),
+    ("mlc", 50.0, 900.0, 3.5, 5.0, "representative MLC part: tR 50 us, tPROG 900 us, tBERS 3.5 ms, 200 MT/s bus"),
+    ("tlc", 75.0, 2000.0, 5.0, 2.5, "representative TLC part: tR 75 us, tPROG 2 ms, tBERS 5 ms, 400 MT/s bus"),
+];
+
+const KEYS: [&str; 4] = ["read_us", "program_us", "erase_ms", "byte_ns"];
+
+/// Fill the time keys of `timing` that are absent from the preset named there.
+pub fn expand(tree: &mut toml::Value) -> Result<(), ConfigError> {
+    let Some(timing) = tree.get_mut("timing").and_then(|t| t.as_table_mut()) else { return Ok(()) };
+    let name = match timing.get("preset") {
+        Some(toml::Value::String(s)) => s.clone(),
+        _ => return Ok(()),
+    };
+    if name == "custom" {
+        return Ok(());
+    }
+    let Some(p) = PRESETS.iter().find(|p| p.0 == name) else {
+        let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
+        return Err(ConfigError::invalid(
+            "timing.preset",
+            format!("{name:?}"),
+            format!("expected one of: custom, {}", names.join(", ")),
+        ));
+    };
+    for (key, value) in KEYS.iter().zip([p.1, p.2, p.3, p.4]) {
+        timing.entry(key.to_string()).or_insert(toml::Value::Float(value));
+    }
+    Ok(())
+}
