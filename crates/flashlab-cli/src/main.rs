@@ -3,6 +3,8 @@
 
 mod bench;
 mod config_cmd;
+mod observe;
+
 mod output;
 mod run;
 mod trace_cmd;

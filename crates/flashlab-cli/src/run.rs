@@ -5,7 +5,8 @@ use crate::output::{opt, progress, table, write_json};
 use anyhow::Context;
 use clap::Args;
 use flashlab_config::{RawConfig, Settings, Source, TraceSettings};
-use flashlab_sim::RunResult;
+use crate::observe::CliObserver;
+use flashlab_sim::{Observer, RunResult};
 use flashlab_trace::{FormatChoice, ReaderOptions, TraceReader};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,15 @@ pub struct RunArgs {
     /// Count and skip bad trace lines instead of stopping at the first.
     #[arg(long)]
     skip_bad_lines: bool,
+    /// Write one CSV line per request (issue, completion, latency, GC wait).
+    #[arg(long, value_name = "PATH")]
+    requests_csv: Option<PathBuf>,
+    /// Write a CSV time series: WAF and mean latencies per interval of requests.
+    #[arg(long, value_name = "PATH")]
+    series_csv: Option<PathBuf>,
+    /// Requests per time-series interval.
+    #[arg(long, default_value_t = 10_000)]
+    series_every: u64,
 }
 
 pub fn run(a: RunArgs) -> anyhow::Result<()> {
@@ -35,7 +45,14 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     }
     let (raw, s) = load_config(&a.config, &sets)?;
     let start = Instant::now();
-    let mut result = simulate(&s, &a.config, a.quiet)?;
+    let total = match &s.workload.source {
+        Source::Synthetic(w) => Some(w.requests + s.workload.warmup),
+        Source::Trace(_) => None,
+    };
+    let mut obs = CliObserver::new(progress(total, a.quiet), a.requests_csv.as_deref(), a.series_csv.as_deref(), a.series_every)?;
+    let result = simulate(&s, &a.config, &mut obs);
+    obs.finish()?;
+    let mut result = result?;
     result.wall_time_s = start.elapsed().as_secs_f64();
     result.config = serde_json::to_value(&raw)?;
     if a.json.as_deref() != Some(Path::new("-")) {
@@ -48,22 +65,11 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
 }
 
 /// Run the configured workload; trace paths are relative to the config file.
-pub fn simulate(s: &Settings, config_path: &Path, quiet: bool) -> anyhow::Result<RunResult> {
-    match &s.workload.source {
-        Source::Synthetic(w) => {
-            let bar = progress(Some(w.requests + s.workload.warmup), quiet);
-            let r = flashlab_sim::run_synthetic(s, &mut |n| bar.set_position(n));
-            bar.finish_and_clear();
-            Ok(r?)
-        }
-        Source::Trace(t) => {
-            let reader = open_trace(t, config_path)?;
-            let bar = progress(None, quiet);
-            let r = flashlab_sim::run(s, reader, &mut |n| bar.set_position(n));
-            bar.finish_and_clear();
-            Ok(r?)
-        }
-    }
+pub fn simulate(s: &Settings, config_path: &Path, obs: &mut dyn Observer) -> anyhow::Result<RunResult> {
+    Ok(match &s.workload.source {
+        Source::Synthetic(_) => flashlab_sim::run_synthetic_observed(s, obs)?,
+        Source::Trace(t) => flashlab_sim::run_observed(s, open_trace(t, config_path)?, obs)?,
+    })
 }
 
 /// Resolve a trace path: absolute, else relative to the config file's folder, else to the working directory.
