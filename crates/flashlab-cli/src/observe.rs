@@ -36,7 +36,9 @@ fn create(path: &Path, header: &str) -> anyhow::Result<BufWriter<File>> {
 
 impl CliObserver {
     pub fn new(bar: ProgressBar, log: Option<&Path>, series: Option<&Path>, every: u64) -> anyhow::Result<Self> {
-        let log = log.map(|p| create(p, "index,measured,op,offset_bytes,pages,issue_ns,done_ns,latency_ns,gc_wait_ns")).transpose()?;
+        let log = log
+            .map(|p| create(p, "index,measured,op,offset_bytes,pages,issue_ns,done_ns,latency_ns,gc_wait_ns"))
+            .transpose()?;
         let header = "requests,sim_time_s,waf,read_latency_us_mean,write_latency_us_mean,gc_wait_us_mean";
         let series = series.map(|p| create(p, header).map(|w| (w, every.max(1), Interval::default()))).transpose()?;
         Ok(CliObserver { bar, log, series, error: None })
@@ -49,7 +51,15 @@ impl CliObserver {
         writeln!(
             w,
             "{},{},{},{},{},{},{},{},{}",
-            r.index, r.measured as u8, r.op.name(), r.offset_bytes, r.pages, opt(r.issue_ns), opt(r.done_ns), opt(lat), r.gc_wait_ns
+            r.index,
+            r.measured as u8,
+            r.op.name(),
+            r.offset_bytes,
+            r.pages,
+            opt(r.issue_ns),
+            opt(r.done_ns),
+            opt(lat),
+            r.gc_wait_ns
         )
     }
 
@@ -70,10 +80,27 @@ impl CliObserver {
             return Ok(());
         }
         let host = r.host_write_pages - iv.host0;
-        let waf = if host > 0 { format!("{:.4}", (r.nand_program_pages - iv.nand0) as f64 / host as f64) } else { String::new() };
-        let mean = |ns: u64, n: u64| if n > 0 && r.done_ns.is_some() { format!("{:.3}", ns as f64 / n as f64 / 1e3) } else { String::new() };
+        let waf = if host > 0 {
+            format!("{:.4}", (r.nand_program_pages - iv.nand0) as f64 / host as f64)
+        } else {
+            String::new()
+        };
+        let mean = |ns: u64, n: u64| {
+            if n > 0 && r.done_ns.is_some() {
+                format!("{:.3}", ns as f64 / n as f64 / 1e3)
+            } else {
+                String::new()
+            }
+        };
         let t = r.done_ns.map_or(String::new(), |d| format!("{:.6}", d as f64 / 1e9));
-        writeln!(w, "{},{t},{waf},{},{},{}", r.index + 1, mean(iv.read_ns, iv.reads), mean(iv.write_ns, iv.writes), mean(iv.gc_wait_ns, iv.requests))?;
+        writeln!(
+            w,
+            "{},{t},{waf},{},{},{}",
+            r.index + 1,
+            mean(iv.read_ns, iv.reads),
+            mean(iv.write_ns, iv.writes),
+            mean(iv.gc_wait_ns, iv.requests)
+        )?;
         *iv = Interval::default();
         Ok(())
     }

@@ -1,11 +1,11 @@
 //! `flashlab run`.
 
 use crate::config_cmd::load_config;
+use crate::observe::CliObserver;
 use crate::output::{opt, progress, table, write_json};
 use anyhow::Context;
 use clap::Args;
 use flashlab_config::{RawConfig, Settings, Source, TraceSettings};
-use crate::observe::CliObserver;
 use flashlab_sim::{Observer, RunResult};
 use flashlab_trace::{FormatChoice, ReaderOptions, TraceReader};
 use std::io::BufReader;
@@ -49,7 +49,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         Source::Synthetic(w) => Some(w.requests + s.workload.warmup),
         Source::Trace(_) => None,
     };
-    let mut obs = CliObserver::new(progress(total, a.quiet), a.requests_csv.as_deref(), a.series_csv.as_deref(), a.series_every)?;
+    let mut obs =
+        CliObserver::new(progress(total, a.quiet), a.requests_csv.as_deref(), a.series_csv.as_deref(), a.series_every)?;
     let result = simulate(&s, &a.config, &mut obs);
     obs.finish()?;
     let mut result = result?;

@@ -180,3 +180,30 @@ fn bench_quick_reports_rates() {
     let out = ok(&["bench", "--quick"]);
     assert!(out.contains("counting-wasim") && out.contains("requests/s"));
 }
+
+#[test]
+fn request_log_and_time_series() {
+    let (d, p) = tmp(
+        "c.toml",
+        "[device]\nblocks_per_plane = 64\n[workload]\nrequests = 2500\nread_fraction = 0.2\nwarmup = 500\n",
+    );
+    let (log, series) = (d.path().join("r.csv"), d.path().join("s.csv"));
+    ok(&[
+        "run",
+        p.to_str().unwrap(),
+        "--quiet",
+        "--requests-csv",
+        log.to_str().unwrap(),
+        "--series-csv",
+        series.to_str().unwrap(),
+        "--series-every",
+        "1000",
+    ]);
+    let log = std::fs::read_to_string(log).unwrap();
+    assert_eq!(log.lines().count(), 1 + 3000);
+    assert!(log.starts_with("index,measured,op,offset_bytes,pages,issue_ns,done_ns,latency_ns,gc_wait_ns\n0,0,"));
+    assert_eq!(log.lines().filter(|l| l.split(',').nth(1) == Some("1")).count(), 2500);
+    let series = std::fs::read_to_string(series).unwrap();
+    assert_eq!(series.lines().count(), 1 + 3);
+    assert!(series.lines().nth(1).unwrap().starts_with("1000,"));
+}

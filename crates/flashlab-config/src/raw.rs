@@ -63,6 +63,10 @@ pub struct RawTiming {
     pub copyback: bool,
     /// Copyback only between pages of the same parity (SSDsim's restriction).
     pub copyback_same_parity: bool,
+    /// Host reads/programs on several planes of a die at one page offset share one array operation.
+    pub multiplane: bool,
+    /// Dies of a chip work in parallel (off: a chip is one busy timeline).
+    pub die_interleaving: bool,
 }
 
 impl Default for RawTiming {
@@ -77,6 +81,8 @@ impl Default for RawTiming {
             preset: "custom".into(),
             copyback: false,
             copyback_same_parity: true,
+            multiplane: false,
+            die_interleaving: true,
         }
     }
 }

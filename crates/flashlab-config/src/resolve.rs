@@ -123,6 +123,8 @@ impl RawTiming {
             command_ns: positive_time("timing.command_ns", self.command_ns, 1.0)?,
             copyback: self.copyback,
             copyback_same_parity: self.copyback_same_parity,
+            multiplane: self.multiplane,
+            die_interleaving: self.die_interleaving,
         };
         Ok(self.enabled.then_some(t))
     }

@@ -16,6 +16,8 @@ pub struct TimingSettings {
     pub copyback: bool,
     /// Copyback only between pages of equal parity; otherwise read out and program in.
     pub copyback_same_parity: bool,
+    pub multiplane: bool,
+    pub die_interleaving: bool,
 }
 
 /// How GC is scheduled against host I/O.

@@ -32,6 +32,7 @@ pub(crate) struct Mark {
     pub die_busy_ns: Vec<u64>,
     pub chan_busy_ns: Vec<u64>,
     pub copybacks: u64,
+    pub multiplane_joins: u64,
 }
 
 pub(crate) struct Engine<'a> {
@@ -197,6 +198,7 @@ impl<'a> Engine<'a> {
             die_busy_ns,
             chan_busy_ns,
             copybacks: self.timeline.as_ref().map_or(0, |t| t.copybacks),
+            multiplane_joins: self.timeline.as_ref().map_or(0, |t| t.multiplane_joins),
         });
     }
 }

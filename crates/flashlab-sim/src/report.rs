@@ -62,6 +62,7 @@ impl Engine<'_> {
             gc_blocked_requests: self.gc_blocked_requests,
             gc_blocked_s_total: self.timeline.as_ref().map(|_| self.gc_wait_ns_total as f64 / 1e9),
             copyback_pages: self.timeline.as_ref().map_or(0, |t| t.copybacks - mark.copybacks),
+            multiplane_joins: self.timeline.as_ref().map_or(0, |t| t.multiplane_joins - mark.multiplane_joins),
 
             waf_closed_form: self.closed_form(),
             memory_bytes: (self.ftl.memory_bytes() + self.shadow.len() * 4) as u64,

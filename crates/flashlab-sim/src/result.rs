@@ -55,6 +55,8 @@ pub struct RunResult {
     pub gc_blocked_s_total: Option<f64>,
     /// GC page migrations done by copyback.
     pub copyback_pages: u64,
+    /// Host page operations that joined a multi-plane operation.
+    pub multiplane_joins: u64,
 
     /// Desnoyers' closed-form WAF when the run fits its model (uniform single-page writes, FIFO or greedy).
     pub waf_closed_form: Option<f64>,

@@ -59,6 +59,8 @@ fn idle_read_and_program_match_closed_forms() {
         command_ns: 300,
         copyback: false,
         copyback_same_parity: true,
+        multiplane: false,
+        die_interleaving: true,
     };
     let xfer = 2048 * 25;
     let s = settings(&["timing.command_ns=300", "workload.requests=1"]);
@@ -110,6 +112,8 @@ fn independent_dies_on_different_channels_overlap() {
         command_ns: 0,
         copyback: false,
         copyback_same_parity: true,
+        multiplane: false,
+        die_interleaving: true,
     };
     let mut tl = Timeline::new(&g, t);
     let ends: Vec<u64> =
@@ -258,4 +262,87 @@ fn every_request_completes_in_open_loop_overload() {
     assert_eq!(r.requests, 5000);
     assert_eq!(r.write_requests, 5000);
     assert!(r.sim_time_s.unwrap() > 5000.0 * 250e-6 / 4.0 * 0.9);
+}
+
+fn t_default() -> TimingSettings {
+    TimingSettings {
+        read_ns: 20_000,
+        program_ns: 200_000,
+        erase_ns: 1_500_000,
+        byte_ps: 25_000,
+        command_ns: 0,
+        copyback: false,
+        copyback_same_parity: true,
+        multiplane: true,
+        die_interleaving: true,
+    }
+}
+
+#[test]
+fn multiplane_program_and_read_share_one_array_time() {
+    let g = Geometry {
+        channels: 1,
+        chips_per_channel: 1,
+        dies_per_chip: 1,
+        planes_per_die: 2,
+        blocks_per_plane: 8,
+        pages_per_block: 8,
+        page_bytes: 4096,
+    };
+    let xfer = 4096 * 25;
+    let op = |kind, plane: u32, page| FlashOp { kind, cause: Cause::Host, plane, page };
+    let mut tl = Timeline::new(&g, t_default());
+    let a = tl.exec(&op(OpKind::Program, 0, 3), 0);
+    let b = tl.exec(&op(OpKind::Program, 1, 8 * 8 + 3), 0);
+    assert_eq!((a, b), (xfer + 200_000, 2 * xfer + 200_000));
+    assert_eq!(tl.multiplane_joins, 1);
+    // Different page offset: no join.
+    let c = tl.exec(&op(OpKind::Program, 0, 4), b);
+    let d = tl.exec(&op(OpKind::Program, 1, 8 * 8 + 5), b);
+    assert_eq!(d, c + xfer + 200_000);
+    // Reads: one tR, then both transfers.
+    let t0 = d;
+    let r1 = tl.exec(&op(OpKind::Read, 0, 1), t0);
+    let r2 = tl.exec(&op(OpKind::Read, 1, 8 * 8 + 1), t0);
+    assert_eq!((r1, r2), (t0 + 20_000 + xfer, t0 + 20_000 + 2 * xfer));
+    assert_eq!(tl.multiplane_joins, 2);
+}
+
+#[test]
+fn without_die_interleaving_a_chip_is_one_timeline() {
+    let g = Geometry {
+        channels: 1,
+        chips_per_channel: 1,
+        dies_per_chip: 2,
+        planes_per_die: 1,
+        blocks_per_plane: 8,
+        pages_per_block: 8,
+        page_bytes: 4096,
+    };
+    let op = |plane: u32| FlashOp { kind: OpKind::Erase, cause: Cause::Gc, plane, page: 0 };
+    let mut on = Timeline::new(&g, TimingSettings { multiplane: false, ..t_default() });
+    assert_eq!((on.exec(&op(0), 0), on.exec(&op(1), 0)), (1_500_000, 1_500_000));
+    let mut off = Timeline::new(&g, TimingSettings { multiplane: false, die_interleaving: false, ..t_default() });
+    assert_eq!((off.exec(&op(0), 0), off.exec(&op(1), 0)), (1_500_000, 3_000_000));
+}
+
+#[test]
+fn multiplane_raises_large_request_throughput() {
+    let base = [
+        "device.channels=1",
+        "device.chips_per_channel=1",
+        "device.dies_per_chip=1",
+        "device.planes_per_die=4",
+        "device.blocks_per_plane=256",
+        "workload.requests=3000",
+        "workload.request_bytes=8192",
+        "workload.pattern=sequential",
+        "ftl.stripe_order=pcwd",
+    ];
+    let plain = synth(&base);
+    let mut mp = base.to_vec();
+    mp.push("timing.multiplane=true");
+    let mp = synth(&mp);
+    assert_eq!(mp.multiplane_joins, 3 * 3000);
+    assert!(mp.iops.unwrap() > 2.0 * plain.iops.unwrap(), "{:?} vs {:?}", mp.iops, plain.iops);
 }
