@@ -12,7 +12,16 @@ pub struct RawConfig {
     pub ftl: RawFtl,
     pub gc: RawGc,
     pub workload: RawWorkload,
+    pub buffer: RawBuffer,
     pub sim: RawSim,
+}
+
+/// The optional DRAM write buffer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawBuffer {
+    /// Buffer size in bytes (whole pages); 0 = no buffer.
+    pub bytes: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

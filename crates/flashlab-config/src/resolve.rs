@@ -46,6 +46,7 @@ impl RawConfig {
             timing: self.timing.resolve()?,
             ftl: self.resolve_ftl(logical_pages)?,
             gc_mode: self.gc_mode()?,
+            buffer_pages: self.buffer.bytes / geometry.page_bytes as u64,
 
             workload: self.workload.resolve(geometry.page_bytes as u64)?,
         })

@@ -115,6 +115,9 @@ pub struct Settings {
     pub timing: Option<TimingSettings>,
     pub ftl: FtlSettings,
     pub gc_mode: GcMode,
+    /// DRAM write-buffer capacity in pages (0 = none).
+    pub buffer_pages: u64,
+
     pub workload: WorkloadSettings,
 }
 

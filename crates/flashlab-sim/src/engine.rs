@@ -36,6 +36,11 @@ pub(crate) struct Mark {
 }
 
 pub(crate) struct Engine<'a> {
+    pub(crate) buffer: Option<crate::buffer::WriteBuffer>,
+    /// Host pages read, written, trimmed (measured), and buffer write/read hits and flushes.
+    pub(crate) host_pages: [u64; 3],
+    pub(crate) buffer_counts: [u64; 3],
+
     pub(crate) gc_wait_ns_total: u64,
     pub(crate) gc_blocked_requests: u64,
     pub(crate) s: &'a Settings,
@@ -166,6 +171,9 @@ impl<'a> Engine<'a> {
             mark: None,
             gc_wait_ns_total: 0,
             gc_blocked_requests: 0,
+            buffer: (s.buffer_pages > 0).then(|| crate::buffer::WriteBuffer::new(s.buffer_pages as usize)),
+            host_pages: [0; 3],
+            buffer_counts: [0; 3],
             s,
         }
     }
@@ -190,6 +198,9 @@ impl<'a> Engine<'a> {
         self.op_counts = [0; 3];
         self.first_issue = None;
         self.gc_wait_ns_total = 0;
+        self.host_pages = [0; 3];
+        self.buffer_counts = [0; 3];
+
         self.gc_blocked_requests = 0;
         self.mark = Some(Mark {
             nand: *self.ftl.nand().counters(),

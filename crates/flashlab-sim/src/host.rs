@@ -1,5 +1,6 @@
 //! Host requests: issue times, page-by-page FTL calls, content checks, completion.
 
+use crate::buffer::Buffered;
 use crate::engine::{Engine, SimError};
 use crate::observe::RequestRecord;
 use flashlab_config::Arrival;
@@ -67,10 +68,11 @@ impl Engine<'_> {
         for i in 0..span.count {
             let lpn = self.map.page(span, i, req.device);
             match req.op {
-                Op::Write => self.write(lpn)?,
-                Op::Read => self.read(lpn)?,
-                Op::Trim => self.trim(lpn)?,
+                Op::Write => self.host_write(lpn)?,
+                Op::Read => self.host_read(lpn)?,
+                Op::Trim => self.host_trim(lpn)?,
             }
+
             if timed {
                 let (end, wait) = self.schedule(issue);
                 d.done_ns = d.done_ns.max(end);
@@ -79,6 +81,39 @@ impl Engine<'_> {
         }
         self.complete(req.op, d);
         Ok(d)
+    }
+
+    /// A host page write, through the DRAM buffer if there is one.
+    #[inline]
+    fn host_write(&mut self, lpn: u64) -> Result<(), SimError> {
+        self.host_pages[1] += 1;
+        let Some(buf) = &mut self.buffer else { return self.write(lpn) };
+        match buf.write(lpn) {
+            Buffered::Hit => self.buffer_counts[0] += 1,
+            Buffered::Stored => {}
+            Buffered::Evicted(old) => {
+                self.buffer_counts[2] += 1;
+                self.write(old)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn host_read(&mut self, lpn: u64) -> Result<(), SimError> {
+        self.host_pages[0] += 1;
+        if self.buffer.as_mut().is_some_and(|b| b.read(lpn)) {
+            self.buffer_counts[1] += 1;
+            return Ok(());
+        }
+        self.read(lpn)
+    }
+
+    fn host_trim(&mut self, lpn: u64) -> Result<(), SimError> {
+        self.host_pages[2] += 1;
+        if let Some(b) = &mut self.buffer {
+            b.remove(lpn);
+        }
+        self.trim(lpn)
     }
 
     #[inline]

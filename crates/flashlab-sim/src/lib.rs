@@ -7,6 +7,8 @@
 //! clock: the caller measures wall time and fills `wall_time_s`.
 
 mod addr;
+mod buffer;
+
 mod engine;
 mod host;
 mod observe;

@@ -15,18 +15,19 @@ impl Engine<'_> {
         let (emin, emax, emean, esd) = erase_stats(now.iter().zip(&mark.erases).map(|(a, b)| (a - b) as u64));
         let requests: u64 = self.op_counts.iter().sum();
         let programs = nand.total(OpKind::Program);
-        let timed = self.timing_summary(requests, ftl.host_read_pages + ftl.host_write_pages);
+        let [host_read, host_write, host_trim] = self.host_pages;
+        let timed = self.timing_summary(requests, host_read + host_write);
         RunResult {
             requests,
-            host_read_pages: ftl.host_read_pages,
-            host_write_pages: ftl.host_write_pages,
-            host_trim_pages: ftl.host_trim_pages,
+            host_read_pages: host_read,
+            host_write_pages: host_write,
+            host_trim_pages: host_trim,
             nand_read_pages: nand.total(OpKind::Read),
             nand_program_pages: programs,
             nand_erases: nand.total(OpKind::Erase),
             gc_runs: ftl.gc_runs,
             gc_copied_pages: ftl.gc_copied_pages,
-            waf: (ftl.host_write_pages > 0).then(|| programs as f64 / ftl.host_write_pages as f64),
+            waf: (host_write > 0).then(|| programs as f64 / host_write as f64),
             erase_count_min: emin,
             erase_count_max: emax,
             erase_count_mean: emean,
@@ -62,6 +63,9 @@ impl Engine<'_> {
             gc_blocked_requests: self.gc_blocked_requests,
             gc_blocked_s_total: self.timeline.as_ref().map(|_| self.gc_wait_ns_total as f64 / 1e9),
             copyback_pages: self.timeline.as_ref().map_or(0, |t| t.copybacks - mark.copybacks),
+            buffer_write_hits: self.buffer_counts[0],
+            buffer_read_hits: self.buffer_counts[1],
+            buffer_flush_pages: self.buffer_counts[2],
             multiplane_joins: self.timeline.as_ref().map_or(0, |t| t.multiplane_joins - mark.multiplane_joins),
 
             waf_closed_form: self.closed_form(),

@@ -57,6 +57,11 @@ pub struct RunResult {
     pub copyback_pages: u64,
     /// Host page operations that joined a multi-plane operation.
     pub multiplane_joins: u64,
+    /// DRAM write buffer: host page writes absorbed by a buffered copy, host page reads
+    /// served from it, and pages flushed (evicted) to flash.
+    pub buffer_write_hits: u64,
+    pub buffer_read_hits: u64,
+    pub buffer_flush_pages: u64,
 
     /// Desnoyers' closed-form WAF when the run fits its model (uniform single-page writes, FIFO or greedy).
     pub waf_closed_form: Option<f64>,

@@ -346,3 +346,30 @@ fn multiplane_raises_large_request_throughput() {
     assert_eq!(mp.multiplane_joins, 3 * 3000);
     assert!(mp.iops.unwrap() > 2.0 * plain.iops.unwrap(), "{:?} vs {:?}", mp.iops, plain.iops);
 }
+
+#[test]
+fn write_buffer_absorbs_hot_overwrites() {
+    let base = [
+        "workload.pattern=hotcold",
+        "workload.hot_fraction=0.01",
+        "workload.hot_traffic=0.9",
+        "workload.requests=50000",
+        "workload.read_fraction=0.2",
+        "sim.strict=true",
+    ];
+    let plain = synth(&base);
+    let mut with = base.to_vec();
+    with.push("buffer.bytes=4194304");
+    let buf = synth(&with);
+    assert_eq!(plain.buffer_write_hits, 0);
+    assert_eq!(buf.host_write_pages, plain.host_write_pages);
+    assert!(
+        buf.buffer_write_hits > 10_000 && buf.buffer_read_hits > 1000,
+        "{} {}",
+        buf.buffer_write_hits,
+        buf.buffer_read_hits
+    );
+    assert_eq!(buf.nand_program_pages_host, buf.buffer_flush_pages);
+    assert!(buf.waf.unwrap() < 0.7 * plain.waf.unwrap());
+    assert!(buf.write_latency_us_mean.unwrap() < plain.write_latency_us_mean.unwrap());
+}
