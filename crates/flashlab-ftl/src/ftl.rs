@@ -212,7 +212,7 @@ impl PageFtl {
     #[inline]
     pub(crate) fn log(&mut self, kind: OpKind, cause: Cause, page: u32) {
         if self.record_ops {
-            let plane = self.geo.plane_of_block(self.nand.block_of(page));
+            let plane = self.nand.plane_of_block(self.nand.block_of(page));
             self.ops.push(FlashOp { kind, cause, plane, page });
         }
     }
@@ -283,7 +283,7 @@ impl PageFtl {
         self.nand.read(page, Cause::Host);
         self.log(OpKind::Read, Cause::Host, page);
         let tag = self.s.track_content.then(|| self.tags[page as usize]);
-        let plane = self.geo.plane_of_block(self.nand.block_of(page));
+        let plane = self.nand.plane_of_block(self.nand.block_of(page));
         Ok(ReadOutcome::Mapped { plane, page, tag })
     }
 
@@ -322,13 +322,13 @@ impl PageFtl {
     #[inline]
     fn rebucket(&mut self, block: u32) {
         if self.role[block as usize] == Role::Closed {
-            let plane = self.geo.plane_of_block(block);
+            let plane = self.nand.plane_of_block(block);
             self.index.on_invalidate(plane, block, self.nand.valid_count(block));
         }
     }
 
     /// Program `lpn` at a frontier of `plane`; returns the physical page.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn append(&mut self, plane: u32, lpn: u32, gc: bool, cause: Cause) -> Result<u32, FtlError> {
         let gc = gc && self.s.separate_gc_frontier;
         let p = plane as usize;
@@ -344,6 +344,8 @@ impl PageFtl {
     }
 
     /// Close the full frontier `old` (if any) and open a free block in its place.
+    #[cold]
+    #[inline(never)]
     fn open_block(&mut self, plane: u32, old: u32, gc: bool) -> Result<u32, FtlError> {
         if old != NO_BLOCK {
             self.close_block(plane, old);

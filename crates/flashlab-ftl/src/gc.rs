@@ -83,13 +83,33 @@ impl PageFtl {
 
     /// Finish the GC run in progress in `plane`, or run a whole new one. Returns the victim.
     pub fn gc_once(&mut self, plane: u32) -> Result<u32, FtlError> {
-        loop {
-            match self.gc_step(plane)? {
-                GcStep::Erased(victim) => return Ok(victim),
-                GcStep::Migrated => {}
-                GcStep::Idle => return Err(FtlError::NoSpace { plane }),
-            }
+        let mut victim = self.gc_victim[plane as usize];
+        if victim == NO_BLOCK {
+            victim = self.start_gc(plane)?.ok_or(FtlError::NoSpace { plane })?;
         }
+        // The same work as repeated gc_step calls, in one tight loop with the victim's
+        // page-state bookkeeping done once for the whole block.
+        let first = self.nand.first_page(victim);
+        let mut from = self.gc_cursor[plane as usize];
+        let mut moved = 0;
+        while let Some(page) = self.nand.next_valid(victim, from) {
+            from = page - first + 1;
+            let lpn = self.p2l[page as usize];
+            self.p2l[page as usize] = crate::NO_PAGE;
+            self.log(OpKind::Read, Cause::Gc, page);
+            let new = self.append(plane, lpn, true, Cause::Gc)?;
+            if self.s.track_content {
+                self.tags[new as usize] = self.tags[page as usize];
+            }
+            moved += 1;
+        }
+        self.nand.count(OpKind::Read, Cause::Gc, moved);
+        self.nand.invalidate_block(victim);
+        self.stats.gc_copied_pages += moved;
+        self.erase_free(plane, victim, Cause::Gc);
+
+        self.gc_victim[plane as usize] = NO_BLOCK;
+        Ok(victim)
     }
 
     /// Whether preemptible GC should work in `plane`: a run is under way, or the plane

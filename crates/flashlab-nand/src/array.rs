@@ -30,6 +30,8 @@ pub struct Nand {
     ppb: u32,
     /// log2(pages per block) when it is a power of two, else u32::MAX (divide).
     ppb_shift: u32,
+    /// log2(blocks per plane) when it is a power of two, else u32::MAX.
+    bpp_shift: u32,
     write_ptr: Vec<u32>,
     valid: Vec<u32>,
     erase_count: Vec<u32>,
@@ -45,6 +47,11 @@ impl Nand {
         Nand {
             geo,
             ppb: geo.pages_per_block,
+            bpp_shift: if geo.blocks_per_plane.is_power_of_two() {
+                geo.blocks_per_plane.trailing_zeros()
+            } else {
+                u32::MAX
+            },
             ppb_shift: if geo.pages_per_block.is_power_of_two() {
                 geo.pages_per_block.trailing_zeros()
             } else {
@@ -70,6 +77,15 @@ impl Nand {
             page >> self.ppb_shift
         } else {
             page / self.ppb
+        }
+    }
+    /// Plane index of a block (a shift when blocks per plane is a power of two).
+    #[inline]
+    pub fn plane_of_block(&self, block: u32) -> u32 {
+        if self.bpp_shift != u32::MAX {
+            block >> self.bpp_shift
+        } else {
+            block / self.geo.blocks_per_plane
         }
     }
     #[inline]
@@ -131,10 +147,14 @@ impl Nand {
     /// Program the next page of `block`; returns its page id. Panics if the block is full.
     #[inline]
     pub fn program_next(&mut self, block: u32, cause: Cause) -> u32 {
-        let wp = self.write_ptr[block as usize];
+        let b = block as usize;
+        let wp = self.write_ptr[b];
         assert!(wp < self.ppb, "NAND: program of full block {block}");
         let page = block * self.ppb + wp;
-        self.program(page, cause);
+        self.write_ptr[b] = wp + 1;
+        self.valid[b] += 1;
+        self.valid_bits[(page >> 6) as usize] |= 1u64 << (page & 63);
+        self.counters.add(OpKind::Program, cause, 1);
         page
     }
 
@@ -163,11 +183,26 @@ impl Nand {
         self.valid[b] -= 1;
     }
 
-    /// Read a page; returns its state (reads of free or invalid pages are allowed and counted).
+    /// Mark every valid page of `block` invalid at once (its data was moved elsewhere).
+    pub fn invalidate_block(&mut self, block: u32) {
+        let first = self.first_page(block);
+        let end = first + self.write_ptr[block as usize];
+        let mut p = first;
+        while p < end {
+            let bits = (end - p).min(64 - (p & 63));
+            let mask = if bits == 64 { u64::MAX } else { ((1u64 << bits) - 1) << (p & 63) };
+            self.valid_bits[(p >> 6) as usize] &= !mask;
+            p += bits;
+        }
+        self.valid[block as usize] = 0;
+    }
+
+    /// Read a page (reads of free or invalid pages are allowed and counted; ask
+    /// [`Nand::page_state`] for what the page holds).
     #[inline]
-    pub fn read(&mut self, page: u32, cause: Cause) -> PageState {
+    pub fn read(&mut self, page: u32, cause: Cause) {
+        debug_assert!(page < self.geo.pages());
         self.counters.add(OpKind::Read, cause, 1);
-        self.page_state(page)
     }
 
     /// Erase a whole block. Panics if it still holds valid pages (data would be lost).

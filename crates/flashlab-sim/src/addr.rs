@@ -15,6 +15,8 @@ pub struct PageSpan {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AddrMap {
     pub page_bytes: u64,
+    /// log2(page_bytes) when it is a power of two (shifts instead of divisions).
+    pub page_shift: Option<u32>,
     pub logical_pages: u64,
     pub overflow: Overflow,
     pub devices: DeviceMode,
@@ -25,8 +27,12 @@ impl AddrMap {
     /// Pages of `req`, or the first page beyond capacity when overflow is an error.
     #[inline]
     pub fn span(&self, req: &Request) -> Result<PageSpan, u64> {
-        let first = req.offset_bytes / self.page_bytes;
-        let end = (req.offset_bytes + req.len_bytes).div_ceil(self.page_bytes);
+        let end_bytes = req.offset_bytes.saturating_add(req.len_bytes);
+        let (first, end) = match self.page_shift {
+            Some(sh) => (req.offset_bytes >> sh, (end_bytes >> sh) + (end_bytes & (self.page_bytes - 1) != 0) as u64),
+
+            None => (req.offset_bytes / self.page_bytes, end_bytes.div_ceil(self.page_bytes)),
+        };
         let count = end.saturating_sub(first).max(1);
         if self.overflow == Overflow::Error && first + count > self.range() {
             return Err((first + count - 1).max(self.range()));

@@ -153,6 +153,7 @@ impl<'a> Engine<'a> {
             ftl: PageFtl::new(s.geometry, s.ftl.clone()),
             map: AddrMap {
                 page_bytes: s.page_bytes(),
+                page_shift: s.page_bytes().is_power_of_two().then(|| s.page_bytes().trailing_zeros()),
                 logical_pages: s.ftl.logical_pages,
                 overflow: s.workload.overflow,
                 devices,
