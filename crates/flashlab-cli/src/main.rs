@@ -3,9 +3,11 @@
 
 mod bench;
 mod config_cmd;
+mod hotness;
 mod observe;
 
 mod output;
+mod plot;
 mod run;
 mod trace_cmd;
 
@@ -37,6 +39,8 @@ enum Cmd {
     /// Inspect or convert block I/O traces.
     #[command(subcommand)]
     Trace(trace_cmd::TraceCmd),
+    /// Compare hot-data identifiers on a workload.
+    Hotness(hotness::HotnessArgs),
     /// Regenerate a seed paper's experiment.
     Reproduce {
         name: String,
@@ -54,6 +58,7 @@ fn main() {
         Cmd::Bench { json, quick } => bench::bench(json, quick),
         Cmd::Config(c) => config_cmd::config(c),
         Cmd::Trace(t) => trace_cmd::trace(t),
+        Cmd::Hotness(a) => hotness::hotness(a),
         Cmd::Reproduce { name, .. } => Err(anyhow::anyhow!(
             "reproduce: no experiment named {name:?}; none is available yet (wpo-gc and ubifs-hotdata are planned)"
         )),

@@ -207,3 +207,33 @@ fn request_log_and_time_series() {
     assert_eq!(series.lines().count(), 1 + 3);
     assert!(series.lines().nth(1).unwrap().starts_with("1000,"));
 }
+
+#[test]
+fn hotness_compares_identifiers_on_synthetic_and_trace_workloads() {
+    let cfg = "[device]\nchannels = 1\nchips_per_channel = 1\nblocks_per_plane = 256\n[workload]\npattern = \"hotcold\"\nhot_fraction = 0.02\nrequests = 200000\nprefill = true\n[hotness]\nwaf = true\nwarmup_writes = 20000\n";
+    let (d, p) = tmp("h.toml", cfg);
+    let png = d.path().join("h.png");
+    let out = ok(&["hotness", p.to_str().unwrap(), "--json", "-", "--plot", png.to_str().unwrap()]);
+    let v: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = v.iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["multi-hash", "multi-bloom", "temperature-table", "two-level-lru", "window-oracle", "never-hot"]
+    );
+    for e in &v {
+        for k in ["false_hot_rate", "false_cold_rate", "memory_bytes", "ns_per_write", "waf"] {
+            assert!(e[k].is_number(), "{k} of {e}");
+        }
+    }
+    let oracle = &v[4];
+    assert_eq!((oracle["false_hot"].as_u64(), oracle["false_cold"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(v[5]["false_cold_rate"], 1.0);
+    assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
+    let Some(dir) = shared_traces() else { return };
+    let cfg = format!("[workload]\nkind = \"trace\"\ntrace_path = \"{}\"\n", dir.join("cloudPhysicsIO.csv").display());
+    let (_d, p) = tmp("t.toml", &cfg);
+    let v: Vec<serde_json::Value> =
+        serde_json::from_str(&ok(&["hotness", p.to_str().unwrap(), "--json", "-"])).unwrap();
+    assert_eq!(v.len(), 6);
+    assert!(v[0]["queries"].as_u64().unwrap() > 60_000);
+}

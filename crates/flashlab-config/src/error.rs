@@ -17,6 +17,8 @@ pub enum ConfigError {
     Geometry(#[from] flashlab_nand::GeometryError),
     #[error("{0}")]
     Ftl(#[from] flashlab_ftl::FtlError),
+    #[error("hotness.identifiers[{index}]: {message}")]
+    Identifier { index: usize, message: String },
 }
 
 impl ConfigError {

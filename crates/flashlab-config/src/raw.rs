@@ -13,7 +13,36 @@ pub struct RawConfig {
     pub gc: RawGc,
     pub workload: RawWorkload,
     pub buffer: RawBuffer,
+    pub hotness: RawHotness,
     pub sim: RawSim,
+}
+
+/// `flashlab hotness`: which identifiers to compare, the oracle's definition of hot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawHotness {
+    /// Identifiers compared side by side, e.g. `[{ kind = "multi-hash", counters = 8192 }]`.
+    pub identifiers: Vec<flashlab_hotdata::IdentifierSpec>,
+    /// The oracle: hot = written at least `oracle_min_writes` times in the last `oracle_window_writes` writes.
+    pub oracle_window_writes: u64,
+    pub oracle_min_writes: u64,
+    /// Writes seen before accuracy and WAF are counted.
+    pub warmup_writes: u64,
+    /// Also measure the WAF of the page FTL when each identifier splits host writes into a hot and a cold stream.
+    pub waf: bool,
+}
+
+impl Default for RawHotness {
+    fn default() -> Self {
+        use flashlab_hotdata::{IdentifierKind, IdentifierSpec};
+        RawHotness {
+            identifiers: IdentifierKind::ALL.iter().map(|&k| IdentifierSpec::default_for(k)).collect(),
+            oracle_window_writes: 5000,
+            oracle_min_writes: 4,
+            warmup_writes: 0,
+            waf: false,
+        }
+    }
 }
 
 /// The optional DRAM write buffer.
@@ -105,11 +134,13 @@ pub struct RawFtl {
     pub stripe_order: String,
     /// GC migrations get their own write frontier.
     pub separate_gc_frontier: bool,
+    /// Host write streams (temperature classes), each with its own frontier block per plane.
+    pub host_streams: u32,
 }
 
 impl Default for RawFtl {
     fn default() -> Self {
-        RawFtl { mapping: "page".into(), stripe_order: "cwdp".into(), separate_gc_frontier: true }
+        RawFtl { mapping: "page".into(), stripe_order: "cwdp".into(), separate_gc_frontier: true, host_streams: 1 }
     }
 }
 

@@ -47,6 +47,7 @@ impl RawConfig {
             ftl: self.resolve_ftl(logical_pages)?,
             gc_mode: self.gc_mode()?,
             buffer_pages: self.buffer.bytes / geometry.page_bytes as u64,
+            hotness: self.hotness.resolve()?,
 
             workload: self.workload.resolve(geometry.page_bytes as u64)?,
         })
@@ -54,14 +55,14 @@ impl RawConfig {
 
     fn check_spare(&self, g: &Geometry, logical_pages: u64) -> Result<(), ConfigError> {
         let spare_blocks = (g.pages() as u64 - logical_pages) / g.pages_per_block as u64 / g.planes() as u64;
-        let need = self.gc.free_blocks_min as u64 + 3;
+        let need = self.gc.free_blocks_min as u64 + self.ftl.host_streams as u64 + 2;
         if spare_blocks < need {
             return Err(ConfigError::invalid(
                 "device.spare_factor",
                 self.device.spare_factor,
                 format!(
-                    "leaves {spare_blocks} spare blocks per plane; GC needs at least gc.free_blocks_min + 3 = {need} \
-                     (the free-block reserve, a host and a GC frontier, and a block to reclaim)"
+                    "leaves {spare_blocks} spare blocks per plane; GC needs at least gc.free_blocks_min + \
+                     ftl.host_streams + 2 = {need} (the free-block reserve, the host and GC frontiers, and a block to reclaim)"
                 ),
             ));
         }
@@ -84,6 +85,9 @@ impl RawConfig {
     fn resolve_ftl(&self, logical_pages: u64) -> Result<FtlSettings, ConfigError> {
         one_of("ftl.mapping", &self.ftl.mapping, &[("page", ())])?;
         one_of("gc.trigger", &self.gc.trigger, &[("threshold", ())])?;
+        if !(1..=64).contains(&self.ftl.host_streams) {
+            return Err(ConfigError::invalid("ftl.host_streams", self.ftl.host_streams, "expected 1 to 64"));
+        }
         if self.gc.free_blocks_min == 0 {
             return Err(ConfigError::invalid("gc.free_blocks_min", 0, "expected at least 1"));
         }
@@ -93,6 +97,7 @@ impl RawConfig {
             victim: VictimPolicy::from_name(&self.gc.victim, self.gc.d_choices)?,
             stripe: StripeOrder::parse(&self.ftl.stripe_order)?,
             separate_gc_frontier: self.ftl.separate_gc_frontier,
+            host_streams: self.ftl.host_streams,
             strict: self.sim.strict,
             track_content: self.sim.track_content || self.sim.strict,
             seed: self.workload.seed,
@@ -246,5 +251,26 @@ impl RawWorkload {
             }
             _ => Ok(Arrival::Trace { time_scale: self.time_scale }),
         }
+    }
+}
+
+impl RawHotness {
+    fn resolve(&self) -> Result<HotnessSettings, ConfigError> {
+        for (index, spec) in self.identifiers.iter().enumerate() {
+            spec.validate().map_err(|e| ConfigError::Identifier { index, message: e.to_string() })?;
+        }
+        let oracle = flashlab_hotdata::WindowOracleParams {
+            window_writes: self.oracle_window_writes,
+            min_writes: self.oracle_min_writes,
+        };
+        oracle.validate().map_err(|e| {
+            ConfigError::invalid("hotness.oracle_window_writes", self.oracle_window_writes, e.to_string())
+        })?;
+        Ok(HotnessSettings {
+            identifiers: self.identifiers.clone(),
+            oracle,
+            warmup_writes: self.warmup_writes,
+            waf: self.waf,
+        })
     }
 }

@@ -117,6 +117,7 @@ pub struct Settings {
     pub gc_mode: GcMode,
     /// DRAM write-buffer capacity in pages (0 = none).
     pub buffer_pages: u64,
+    pub hotness: HotnessSettings,
 
     pub workload: WorkloadSettings,
 }
@@ -125,4 +126,13 @@ impl Settings {
     pub fn page_bytes(&self) -> u64 {
         self.geometry.page_bytes as u64
     }
+}
+
+/// What `flashlab hotness` compares.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HotnessSettings {
+    pub identifiers: Vec<flashlab_hotdata::IdentifierSpec>,
+    pub oracle: flashlab_hotdata::WindowOracleParams,
+    pub warmup_writes: u64,
+    pub waf: bool,
 }

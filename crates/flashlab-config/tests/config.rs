@@ -61,7 +61,10 @@ fn type_error_in_file_names_file_and_line() {
 fn impossible_geometry_says_why() {
     assert_eq!(err("", &["device.dies_per_chip=0"]), "device.dies_per_chip must be at least 1, got 0");
     let e = err("", &["device.spare_factor=0.001"]);
-    assert!(e.contains("leaves 1 spare blocks per plane") && e.contains("gc.free_blocks_min + 3 = 5"), "{e}");
+    assert!(
+        e.contains("leaves 1 spare blocks per plane") && e.contains("gc.free_blocks_min + ftl.host_streams + 2 = 5"),
+        "{e}"
+    );
     assert!(err("", &["device.spare_factor=1.0"]).contains("expected 0 <= spare_factor < 1"));
     assert!(err("", &["device.page_bytes=1000"]).contains("multiple of 512"));
 }

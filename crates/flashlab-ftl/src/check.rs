@@ -67,7 +67,8 @@ impl PageFtl {
                 return Err(format!("closed index holds block {b} in role {:?}", self.role[b as usize]));
             }
         }
-        for open in [self.host_open[plane as usize], self.gc_open[plane as usize]] {
+        let slots = (self.s.host_streams + 1) as usize;
+        for &open in &self.open[plane as usize * slots..(plane as usize + 1) * slots] {
             if open != NO_BLOCK && self.index.contains(open) {
                 return Err(format!("open block {open} is a GC candidate"));
             }

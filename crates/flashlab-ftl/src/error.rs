@@ -13,6 +13,8 @@ pub enum FtlError {
     UnknownVictim(String),
     #[error("gc.d_choices must be at least 1")]
     DChoices,
+    #[error("write stream {stream} does not exist: the FTL has {streams} host streams")]
+    Stream { stream: u32, streams: u32 },
     #[error("invariant violated: {0}")]
     Invariant(String),
 }

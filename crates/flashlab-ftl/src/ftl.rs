@@ -77,8 +77,9 @@ pub struct PageFtl {
     pub(crate) role: Vec<Role>,
     pub(crate) close_time: Vec<u64>,
     pub(crate) free: Vec<VecDeque<u32>>,
-    pub(crate) host_open: Vec<u32>,
-    pub(crate) gc_open: Vec<u32>,
+    /// Open (frontier) block per plane and stream: `plane * (host_streams + 1) + stream`,
+    /// host streams first, the GC stream last.
+    pub(crate) open: Vec<u32>,
     /// Per plane: the victim of the GC run under way (NO_BLOCK if none) and the next page offset to examine.
     pub(crate) gc_victim: Vec<u32>,
     pub(crate) gc_cursor: Vec<u32>,
@@ -148,8 +149,7 @@ impl PageFtl {
             role: vec![Role::Free; geo.blocks() as usize],
             close_time: vec![0; geo.blocks() as usize],
             free,
-            host_open: vec![NO_BLOCK; planes as usize],
-            gc_open: vec![NO_BLOCK; planes as usize],
+            open: vec![NO_BLOCK; (planes * (s.host_streams + 1)) as usize],
             gc_victim: vec![NO_BLOCK; planes as usize],
             gc_cursor: vec![0; planes as usize],
             stripe: stripe_sequence(&geo, s.stripe),
@@ -248,21 +248,31 @@ impl PageFtl {
     /// Write one logical page to the next plane of the stripe sequence.
     #[inline]
     pub fn write(&mut self, lpn: u64) -> Result<u32, FtlError> {
+        self.write_stream(lpn, 0)
+    }
+
+    /// Write one logical page to host write stream `stream` (placement by temperature:
+    /// each stream has its own frontier block per plane) on the next plane of the stripe.
+    #[inline]
+    pub fn write_stream(&mut self, lpn: u64, stream: u32) -> Result<u32, FtlError> {
         let plane = self.stripe[self.cursor];
         self.cursor += 1;
         if self.cursor == self.stripe.len() {
             self.cursor = 0;
         }
-        self.write_to(lpn, plane).map(|_| plane)
+        self.write_to(lpn, plane, stream).map(|_| plane)
     }
 
-    /// Write one logical page to a chosen plane (dynamic allocation by a timing engine).
-    pub fn write_to(&mut self, lpn: u64, plane: u32) -> Result<(), FtlError> {
+    /// Write one logical page to a chosen plane and stream (dynamic allocation by a timing engine).
+    pub fn write_to(&mut self, lpn: u64, plane: u32, stream: u32) -> Result<(), FtlError> {
         self.check_range(lpn)?;
+        if stream >= self.s.host_streams {
+            return Err(FtlError::Stream { stream, streams: self.s.host_streams });
+        }
         self.unmap(lpn);
         self.clock += 1;
         self.stats.host_write_pages += 1;
-        let page = self.append(plane, lpn as u32, false, Cause::Host)?;
+        let page = self.append(plane, lpn as u32, stream, Cause::Host)?;
         if self.s.track_content {
             self.next_tag = self.next_tag.wrapping_add(1);
             self.tags[page as usize] = self.next_tag;
@@ -327,14 +337,24 @@ impl PageFtl {
         }
     }
 
-    /// Program `lpn` at a frontier of `plane`; returns the physical page.
+    /// The frontier slot GC migrations write to: their own, or host stream 0.
+    #[inline]
+    pub(crate) fn gc_stream(&self) -> u32 {
+        if self.s.separate_gc_frontier {
+            self.s.host_streams
+        } else {
+            0
+        }
+    }
+
+    /// Program `lpn` at frontier `stream` of `plane` (host streams first, then GC's);
+    /// returns the physical page.
     #[inline(always)]
-    pub(crate) fn append(&mut self, plane: u32, lpn: u32, gc: bool, cause: Cause) -> Result<u32, FtlError> {
-        let gc = gc && self.s.separate_gc_frontier;
-        let p = plane as usize;
-        let mut block = if gc { self.gc_open[p] } else { self.host_open[p] };
+    pub(crate) fn append(&mut self, plane: u32, lpn: u32, stream: u32, cause: Cause) -> Result<u32, FtlError> {
+        let slot = (plane * (self.s.host_streams + 1) + stream) as usize;
+        let mut block = self.open[slot];
         if block == NO_BLOCK || self.nand.write_pointer(block) == self.geo.pages_per_block {
-            block = self.open_block(plane, block, gc)?;
+            block = self.open_block(plane, slot, stream)?;
         }
         let page = self.nand.program_next(block, cause);
         self.log(OpKind::Program, cause, page);
@@ -343,20 +363,19 @@ impl PageFtl {
         Ok(page)
     }
 
-    /// Close the full frontier `old` (if any) and open a free block in its place.
+    /// Close the full frontier in `slot` (if any) and open a free block in its place.
     #[cold]
     #[inline(never)]
-    fn open_block(&mut self, plane: u32, old: u32, gc: bool) -> Result<u32, FtlError> {
+    fn open_block(&mut self, plane: u32, slot: usize, stream: u32) -> Result<u32, FtlError> {
+        let old = self.open[slot];
         if old != NO_BLOCK {
             self.close_block(plane, old);
-            let slot = if gc { &mut self.gc_open } else { &mut self.host_open };
-            slot[plane as usize] = NO_BLOCK;
+            self.open[slot] = NO_BLOCK;
         }
         let block = self.free[plane as usize].pop_front().ok_or(FtlError::NoSpace { plane })?;
         debug_assert_eq!(self.nand.write_pointer(block), 0);
-        self.role[block as usize] = if gc { Role::GcOpen } else { Role::HostOpen };
-        let slot = if gc { &mut self.gc_open } else { &mut self.host_open };
-        slot[plane as usize] = block;
+        self.role[block as usize] = if stream == self.s.host_streams { Role::GcOpen } else { Role::HostOpen };
+        self.open[slot] = block;
         Ok(block)
     }
 

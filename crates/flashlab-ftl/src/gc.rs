@@ -92,12 +92,13 @@ impl PageFtl {
         let first = self.nand.first_page(victim);
         let mut from = self.gc_cursor[plane as usize];
         let mut moved = 0;
+        let gc_stream = self.gc_stream();
         while let Some(page) = self.nand.next_valid(victim, from) {
             from = page - first + 1;
             let lpn = self.p2l[page as usize];
             self.p2l[page as usize] = crate::NO_PAGE;
             self.log(OpKind::Read, Cause::Gc, page);
-            let new = self.append(plane, lpn, true, Cause::Gc)?;
+            let new = self.append(plane, lpn, gc_stream, Cause::Gc)?;
             if self.s.track_content {
                 self.tags[new as usize] = self.tags[page as usize];
             }
@@ -184,7 +185,7 @@ impl PageFtl {
         self.log(OpKind::Read, cause, page);
         self.nand.invalidate(page);
         self.p2l[page as usize] = crate::NO_PAGE;
-        let new = self.append(plane, lpn, true, cause)?;
+        let new = self.append(plane, lpn, self.gc_stream(), cause)?;
         if self.s.track_content {
             self.tags[new as usize] = self.tags[page as usize];
         }

@@ -40,8 +40,10 @@ pub struct FtlSettings {
     pub free_blocks_min: u32,
     pub victim: VictimPolicy,
     pub stripe: StripeOrder,
-    /// GC migrations go to their own frontier block (else they share the host's).
+    /// GC migrations go to their own frontier block (else they share host stream 0's).
     pub separate_gc_frontier: bool,
+    /// Host write streams (temperature classes), each with its own frontier per plane.
+    pub host_streams: u32,
     /// Check every invariant after every operation (slow).
     pub strict: bool,
     /// Keep a content tag per physical page so reads can be checked.

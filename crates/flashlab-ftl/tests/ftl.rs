@@ -26,6 +26,7 @@ fn settings(g: &Geometry, spare: f64, victim: VictimPolicy) -> FtlSettings {
         victim,
         stripe: StripeOrder::default(),
         separate_gc_frontier: true,
+        host_streams: 2,
         strict: true,
         track_content: true,
         seed: 7,
@@ -72,7 +73,7 @@ proptest! {
         let mut model: HashMap<u64, u32> = HashMap::new();
         for op in ops {
             match op {
-                Op::Write(l) => { let l = l % logical; ftl.write(l).unwrap(); model.insert(l, ftl.last_tag()); }
+                Op::Write(l) => { let l = l % logical; ftl.write_stream(l, (l % 2) as u32).unwrap(); model.insert(l, ftl.last_tag()); }
                 Op::Trim(l) => { let l = l % logical; ftl.trim(l).unwrap(); model.remove(&l); }
                 Op::Read(l) => {
                     let l = l % logical;

@@ -46,6 +46,7 @@ impl WriteBuffer {
         }
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.slot_of.len()
     }

@@ -11,6 +11,7 @@ mod buffer;
 
 mod engine;
 mod host;
+pub mod hotness;
 mod observe;
 mod report;
 mod sched;

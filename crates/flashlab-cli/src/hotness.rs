@@ -1,0 +1,114 @@
+//! `flashlab hotness`: compare hot-data identifiers on a workload.
+
+use crate::config_cmd::load_config;
+use crate::output::{table, write_json};
+use crate::plot::{scatter_logx, Point};
+use crate::run::trace_path;
+use anyhow::Context;
+use clap::Args;
+use flashlab_config::{Settings, Source};
+use flashlab_sim::hotness::{self, HotnessRow};
+use flashlab_trace::{FormatChoice, ReaderOptions, TraceReader};
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct HotnessArgs {
+    config: PathBuf,
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Write the entries as JSON (`-` = standard output).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write a PNG of accuracy against memory.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+pub fn hotness(a: HotnessArgs) -> anyhow::Result<()> {
+    let (_, s) = load_config(&a.config, &a.sets)?;
+    let writes = collect_writes(&s, &a.config)?;
+    if writes.is_empty() {
+        anyhow::bail!("hotness: the workload has no writes");
+    }
+    let mut rows = hotness::accuracy(&s, &writes)?;
+    time_identifiers(&s, &writes, &mut rows)?;
+    if s.hotness.waf {
+        for (i, row) in rows.iter_mut().enumerate() {
+            row.waf = Some(hotness::separation_waf(&s, i, &writes)?);
+        }
+    }
+    if a.json.as_deref() != Some(Path::new("-")) {
+        print_table(&rows, writes.len());
+    }
+    if let Some(p) = &a.plot {
+        let points: Vec<Point> = rows
+            .iter()
+            .map(|r| Point { label: r.name.clone(), x: r.memory_bytes as f64, y: r.false_hot_rate + r.false_cold_rate })
+            .collect();
+        scatter_logx(
+            p,
+            "Hot-data identifiers: error against memory",
+            "memory (bytes, log)",
+            "false-hot + false-cold rate",
+            &points,
+        )?;
+    }
+    if let Some(p) = &a.json {
+        write_json(p, &rows)?;
+    }
+    Ok(())
+}
+
+fn collect_writes(s: &Settings, config: &Path) -> anyhow::Result<Vec<u64>> {
+    Ok(match &s.workload.source {
+        Source::Synthetic(_) => {
+            let reqs =
+                hotness::synthetic_requests(s).expect("synthetic workload").map(Ok::<_, std::convert::Infallible>);
+            hotness::write_pages(s, reqs)?
+        }
+        Source::Trace(t) => {
+            let path = trace_path(&t.path, config);
+            let f = std::fs::File::open(&path).with_context(|| format!("cannot open trace {}", path.display()))?;
+            let opts =
+                ReaderOptions { skip_bad_lines: t.skip_bad_lines, ..ReaderOptions::named(path.display().to_string()) };
+            let r = TraceReader::with_choice(BufReader::new(f), FormatChoice::from_name(&t.format)?, opts)?;
+            hotness::write_pages(s, r)?
+        }
+    })
+}
+
+/// ns per record-and-query: replay the writes through a fresh instance of each identifier.
+fn time_identifiers(s: &Settings, writes: &[u64], rows: &mut [HotnessRow]) -> anyhow::Result<()> {
+    let mut ids = hotness::build_identifiers(s)?;
+    for (id, row) in ids.iter_mut().zip(rows.iter_mut()) {
+        let start = Instant::now();
+        let hot = flashlab_hotdata::replay(id, writes);
+        let ns = start.elapsed().as_nanos() as f64 / writes.len() as f64;
+        std::hint::black_box(hot);
+        row.ns_per_write = Some(ns);
+    }
+    Ok(())
+}
+
+fn print_table(rows: &[HotnessRow], writes: usize) {
+    println!("{writes} writes; false-hot rate = called hot when the oracle says cold; false-cold rate = the reverse");
+    let mut lines = vec![("identifier", "false-hot  false-cold  memory B  ns/write  WAF".to_string())];
+    let cells: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| {
+            let waf = r.waf.map_or("-".into(), |w| format!("{w:.3}"));
+            let ns = r.ns_per_write.map_or("-".into(), |n| format!("{n:.1}"));
+            (
+                r.name.clone(),
+                format!(
+                    "{:>9.4}  {:>10.4}  {:>8}  {:>8}  {waf}",
+                    r.false_hot_rate, r.false_cold_rate, r.memory_bytes, ns
+                ),
+            )
+        })
+        .collect();
+    lines.extend(cells.iter().map(|(n, v)| (n.as_str(), v.clone())));
+    table(&lines);
+}

@@ -1,0 +1,109 @@
+//! PNG plots (plotters, with a bundled DejaVu Sans so no system font library is needed).
+
+use anyhow::anyhow;
+use plotters::prelude::*;
+use plotters::style::{register_font, FontStyle};
+use std::path::Path;
+use std::sync::Once;
+
+static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+
+fn fonts() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // The bundled font is valid; a failure here would only lose the text.
+        let _ = register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+}
+
+fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
+    anyhow!("plot: {e:?}")
+}
+
+/// One labelled point of a scatter plot.
+pub struct Point {
+    pub label: String,
+    pub x: f64,
+    pub y: f64,
+}
+
+/// Scatter plot with a logarithmic x axis and a label beside each point.
+pub fn scatter_logx(path: &Path, title: &str, x_desc: &str, y_desc: &str, points: &[Point]) -> anyhow::Result<()> {
+    fonts();
+    let root = BitMapBackend::new(path, (900, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let xs = points.iter().map(|p| p.x.max(1.0));
+    let (xmin, xmax) = xs.clone().fold((f64::MAX, 1.0f64), |(a, b), x| (a.min(x), b.max(x)));
+    let ymax = points.iter().map(|p| p.y).fold(0.0f64, f64::max).max(1e-3) * 1.15;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(20)
+        .x_label_area_size(45)
+        .y_label_area_size(65)
+        .build_cartesian_2d((xmin / 2.0..xmax * 20.0).log_scale(), 0.0..ymax)
+        .map_err(err)?;
+    chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).label_style(("sans-serif", 14)).draw().map_err(err)?;
+    chart.draw_series(points.iter().map(|p| Circle::new((p.x.max(1.0), p.y), 6, BLUE.filled()))).map_err(err)?;
+    chart
+        .draw_series(points.iter().map(|p| Text::new(p.label.clone(), (p.x.max(1.0) * 1.15, p.y), ("sans-serif", 14))))
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+/// Grouped bar chart: one group per category, one bar per series.
+#[allow(dead_code)] // used by the reproductions
+pub fn grouped_bars(
+    path: &Path,
+    title: &str,
+    y_desc: &str,
+    categories: &[String],
+    series: &[(String, Vec<f64>)],
+) -> anyhow::Result<()> {
+    fonts();
+    let root = BitMapBackend::new(path, (1000, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let ymax =
+        series.iter().flat_map(|(_, v)| v.iter().copied()).filter(|v| v.is_finite()).fold(0.0f64, f64::max).max(1e-9)
+            * 1.2;
+    let n = categories.len().max(1) as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(20)
+        .x_label_area_size(45)
+        .y_label_area_size(65)
+        .build_cartesian_2d(0.0..n, 0.0..ymax)
+        .map_err(err)?;
+    let cats = categories.to_vec();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(categories.len().max(1))
+        .x_label_formatter(&move |x| cats.get(x.floor() as usize).cloned().unwrap_or_default())
+        .y_desc(y_desc)
+        .label_style(("sans-serif", 14))
+        .draw()
+        .map_err(err)?;
+    let width = 0.8 / series.len().max(1) as f64;
+    for (si, (name, values)) in series.iter().enumerate() {
+        let color = Palette99::pick(si).mix(0.9);
+        let bars = values.iter().enumerate().filter(|(_, v)| v.is_finite()).map(move |(ci, &v)| {
+            let x0 = ci as f64 + 0.1 + si as f64 * width;
+            Rectangle::new([(x0, 0.0), (x0 + width * 0.95, v)], color.filled())
+        });
+        chart
+            .draw_series(bars)
+            .map_err(err)?
+            .label(name.clone())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], Palette99::pick(si).filled()));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
