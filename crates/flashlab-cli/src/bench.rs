@@ -21,6 +21,8 @@ struct Case {
     name: &'static str,
     description: &'static str,
     sets: Vec<String>,
+    /// Replay the workload as an in-memory SSDsim trace (generated untimed, parsed timed).
+    as_trace: bool,
 }
 
 fn cases(quick: bool) -> Vec<Case> {
@@ -44,8 +46,8 @@ fn cases(quick: bool) -> Vec<Case> {
     );
     let split = |s: String| s.split_whitespace().map(String::from).collect();
     vec![
-        Case { name: "counting-wasim", description: "counting mode, 1 plane x 8192 blocks x 64 pages, spare 0.1, greedy, prefill + 15 x logical capacity uniform writes (wasim.c's work)", sets: split(counting) },
-        Case { name: "timed-ssd", description: "timing on, 8x2x2x2 x 128 blocks x 64 pages x 4 KiB, spare 0.07, prefilled, 1M 4 KiB writes uniform over 90 % of the space, one every 100 us", sets: split(timed) },
+        Case { name: "counting-wasim", description: "counting mode, 1 plane x 8192 blocks x 64 pages, spare 0.1, greedy, prefill + 15 x logical capacity uniform writes (wasim.c's work)", sets: split(counting), as_trace: false },
+        Case { name: "timed-ssdsim-trace", description: "timing on, 8x2x2x2 x 128 blocks x 64 pages x 4 KiB, spare 0.07, prefilled, an SSDsim-format trace of 1M 4 KiB writes uniform over 90 % of the space, one every 100 us (parsing included)", sets: split(timed), as_trace: true },
     ]
 }
 
@@ -53,9 +55,7 @@ pub fn bench(json: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for c in cases(quick) {
         let (_, s) = flashlab_config::load("", "bench", &c.sets)?;
-        let start = Instant::now();
-        let r = flashlab_sim::run_synthetic(&s, &mut |_| {})?;
-        let wall = start.elapsed().as_secs_f64();
+        let (r, wall) = if c.as_trace { run_as_trace(&c.sets)? } else { run_timed(|| flashlab_sim::run_synthetic(&s, &mut |_| {}))? };
         rows.push(BenchRow {
             name: c.name.into(),
             description: c.description.into(),
@@ -89,4 +89,25 @@ fn peak_rss() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+}
+
+fn run_timed(f: impl FnOnce() -> Result<flashlab_sim::RunResult, flashlab_sim::SimError>) -> anyhow::Result<(flashlab_sim::RunResult, f64)> {
+    let start = Instant::now();
+    let r = f()?;
+    Ok((r, start.elapsed().as_secs_f64()))
+}
+
+/// Write the synthetic workload as SSDsim text in memory, then time its replay from that text.
+fn run_as_trace(sets: &[String]) -> anyhow::Result<(flashlab_sim::RunResult, f64)> {
+    let (_, synth) = flashlab_config::load("", "bench", sets)?;
+    let mut w = flashlab_trace::TraceWriter::new(Vec::new(), flashlab_trace::TraceFormat::Ssdsim)?;
+    for req in flashlab_sim::hotness::synthetic_requests(&synth).expect("synthetic bench workload") {
+        w.write(&req)?;
+    }
+    let text = w.finish()?;
+    let mut trace_sets = sets.to_vec();
+    trace_sets.extend(["workload.kind=trace", "workload.trace_path=bench.ascii", "workload.arrival=trace"].map(String::from));
+    let (_, s) = flashlab_config::load("", "bench", &trace_sets)?;
+    let reader = flashlab_trace::TraceReader::new(&text[..], flashlab_trace::TraceFormat::Ssdsim, flashlab_trace::ReaderOptions::named("bench.ascii"));
+    run_timed(|| flashlab_sim::run(&s, reader, &mut |_| {}))
 }
