@@ -1,0 +1,61 @@
+//! Runs the power-cut campaigns quoted in docs/flashfs.md:
+//! `cargo run --release -p flashlab-flashfs --example powercut`
+
+use flashlab_flashfs::powercut::{run_campaign, CampaignSettings};
+use flashlab_mtd::NandSettings;
+use flashlab_ubi::UbiSettings;
+
+fn main() {
+    let base = CampaignSettings::default();
+    let mut faults = NandSettings::small(32, 16, 2048);
+    faults.faults.bitflip_per_read = 0.005;
+    faults.faults.program_fail_per_op = 0.001;
+    let only = std::env::args().nth(1).and_then(|a| a.parse::<usize>().ok());
+    let runs = [
+        ("64x16x2KiB, every op", CampaignSettings { workload_ops: 1500, ..base.clone() }),
+        (
+            "64x16x2KiB, 1 MB prefilled (GC), every op",
+            CampaignSettings {
+                workload_ops: 800,
+                prefill_bytes: 1_000_000,
+                max_file_bytes: 16_000,
+                workload_seed: 3,
+                ..base.clone()
+            },
+        ),
+        (
+            "32x16x2KiB, 120 KB prefilled, fastmap + WL threshold 4 + bit-flips + program failures, every op",
+            CampaignSettings {
+                flash: faults,
+                ubi: UbiSettings {
+                    fastmap: true,
+                    wl_threshold_erases: 4,
+                    bad_reserve_per_1024: 100,
+                    ..UbiSettings::default()
+                },
+                workload_ops: 800,
+                prefill_bytes: 120_000,
+                max_file_bytes: 16_000,
+                workload_seed: 4,
+                ..base.clone()
+            },
+        ),
+    ];
+    for (i, (name, s)) in runs.into_iter().enumerate() {
+        if only.is_some_and(|o| o != i) {
+            continue;
+        }
+        let t = std::time::Instant::now();
+        let mut r = run_campaign(&s);
+        let st = r.workload_stats.take().unwrap_or_default();
+        println!(
+            "{name}: cut_points {} recoveries {} lost_fsynced_bytes {} invariant_violations {} panics {} | uncut run: {} NAND ops, {} fsyncs, {} GC runs, {} commits, {} WL moves, {} scrubs | mean recovery {:.0} NAND ops | {:.1}s",
+            r.cut_points, r.recoveries, r.lost_fsynced_bytes, r.invariant_violations, r.panics,
+            r.workload_nand_ops, r.workload_fsyncs, st.gc_runs, st.commits, st.wl_moves, st.scrubs,
+            r.mean_recovery_nand_ops, t.elapsed().as_secs_f64()
+        );
+        for f in &r.failures {
+            println!("  {f}");
+        }
+    }
+}

@@ -1,0 +1,585 @@
+//! The file API: paths, directories, files, handles.
+
+use crate::compress::{compress, decompress, Compression};
+use crate::error::{Errno, FsError, FsResult};
+use crate::fs::{Fd, Fs, BASE, DATA};
+use crate::key::{Key, KIND_DATA, KIND_DENT};
+use crate::node::{DataNode, DentNode, InoNode, Loc, Node, HDR};
+use flashlab_ubi::Ubi;
+
+/// Bytes per data block.
+pub const BLOCK: u64 = 4096;
+/// Largest file size (29-bit block numbers would allow 2 TiB; kept small).
+pub const MAX_FILE_BYTES: u64 = 1 << 32;
+/// Longest name.
+pub const NAME_MAX: usize = 255;
+
+/// `stat` result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub inum: u32,
+    pub size: u64,
+    pub is_dir: bool,
+    pub nlink: u32,
+}
+
+/// One `readdir` entry.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DirEntry {
+    pub name: String,
+    pub inum: u32,
+    pub is_dir: bool,
+}
+
+/// `statfs` result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatFs {
+    pub block_bytes: u64,
+    pub total_bytes: u64,
+    pub available_bytes: u64,
+    pub leb_bytes: u32,
+    pub main_lebs: u32,
+    pub empty_lebs: u32,
+}
+
+fn split(path: &str) -> FsResult<Vec<&[u8]>> {
+    if !path.starts_with('/') {
+        return Err(Errno::EINVAL.into());
+    }
+    let parts: Vec<&[u8]> = path.split('/').filter(|c| !c.is_empty()).map(str::as_bytes).collect();
+    for p in &parts {
+        if p.len() > NAME_MAX {
+            return Err(Errno::ENAMETOOLONG.into());
+        }
+        if *p == b"." || *p == b".." {
+            return Err(Errno::EINVAL.into());
+        }
+    }
+    Ok(parts)
+}
+
+impl Fs {
+    fn enter(&mut self) -> FsResult<()> {
+        if self.broken {
+            return Err(Errno::EIO.into());
+        }
+        Ok(())
+    }
+
+    /// Marks the FS unusable after a flash failure and runs strict checks.
+    fn leave<T>(&mut self, r: FsResult<T>) -> FsResult<T> {
+        match &r {
+            Err(FsError::Io(_)) | Err(FsError::Corrupt(_)) => self.broken = true,
+            _ => {}
+        }
+        if self.cfg.strict && !self.broken {
+            self.check_invariants()?;
+        }
+        r
+    }
+
+    pub(crate) fn inode(&mut self, inum: u32) -> FsResult<InoNode> {
+        if let Some(i) = self.inodes.get(&inum) {
+            return Ok(i.clone());
+        }
+        let loc = self.tnc.lookup(&Key::ino(inum)).ok_or(Errno::ENOENT)?;
+        match self.read_node(loc)? {
+            Node::Ino(i) if i.inum == inum => {
+                self.inodes.insert(inum, i.clone());
+                Ok(i)
+            }
+            _ => Err(FsError::Corrupt(format!("inode {inum}"))),
+        }
+    }
+
+    /// Looks a name up in a directory: (inum, is_dir).
+    pub(crate) fn lookup(&mut self, dir: u32, name: &[u8]) -> FsResult<Option<(u32, bool)>> {
+        let Some(loc) = self.tnc.lookup(&Key::dent(dir, name)) else { return Ok(None) };
+        match self.read_node(loc)? {
+            Node::Dent(d) if d.name == name => Ok(Some((d.target, d.is_dir))),
+            _ => Err(FsError::Corrupt("directory entry".into())),
+        }
+    }
+
+    fn resolve(&mut self, path: &str) -> FsResult<(u32, bool)> {
+        let mut cur = (1u32, true);
+        for c in split(path)? {
+            if !cur.1 {
+                return Err(Errno::ENOTDIR.into());
+            }
+            cur = self.lookup(cur.0, c)?.ok_or(Errno::ENOENT)?;
+        }
+        Ok(cur)
+    }
+
+    fn resolve_parent(&mut self, path: &str) -> FsResult<(u32, Vec<u8>)> {
+        let parts = split(path)?;
+        let (name, dirs) = parts.split_last().ok_or(Errno::EINVAL)?;
+        let mut cur = (1u32, true);
+        for c in dirs {
+            cur = self.lookup(cur.0, c)?.ok_or(Errno::ENOENT)?;
+            if !cur.1 {
+                return Err(Errno::ENOTDIR.into());
+            }
+        }
+        Ok((cur.0, name.to_vec()))
+    }
+
+    /// Points `key` at `loc`, marking the replaced node obsolete.
+    pub(crate) fn tnc_set(&mut self, key: &Key, loc: Loc) {
+        if let Some(old) = self.tnc.insert(key, loc) {
+            self.obsolete(old);
+        }
+    }
+
+    pub(crate) fn tnc_del(&mut self, key: &Key) {
+        if let Some(old) = self.tnc.remove(key) {
+            self.obsolete(old);
+        }
+    }
+
+    /// Removes every key of an inode.
+    pub(crate) fn purge(&mut self, inum: u32) {
+        for (k, _) in self.tnc.range(&Key::first(inum, 0), &Key::first(inum + 1, 0)) {
+            self.tnc_del(&k);
+        }
+        self.inodes.remove(&inum);
+    }
+
+    /// Removes data blocks at or beyond `size`.
+    pub(crate) fn remove_blocks_from(&mut self, inum: u32, size: u64) {
+        let first = size.div_ceil(BLOCK) as u32;
+        for (k, _) in self.tnc.range(&Key::data(inum, first), &Key::first(inum, KIND_DATA + 1)) {
+            self.tnc_del(&k);
+        }
+    }
+
+    fn new_inode(&mut self, path: &str, is_dir: bool) -> FsResult<u32> {
+        let (parent, name) = self.resolve_parent(path)?;
+        if self.lookup(parent, &name)?.is_some() {
+            return Err(Errno::EEXIST.into());
+        }
+        self.budget((2 * HDR + 64 + name.len()) as u64, false)?;
+        let inum = self.highest_inum + 1;
+        self.highest_inum = inum;
+        let ino = InoNode { inum, nlink: 1, size: 0, is_dir };
+        let dent = DentNode { parent, name: name.clone(), target: inum, is_dir };
+        let locs = self.journal_write(BASE, &[Node::Ino(ino.clone()), Node::Dent(dent)])?;
+        self.tnc_set(&Key::ino(inum), locs[0]);
+        self.tnc_set(&Key::dent(parent, &name), locs[1]);
+        self.inodes.insert(inum, ino);
+        self.counters.ops += 1;
+        Ok(inum)
+    }
+
+    /// Creates an empty file and opens it.
+    pub fn create(&mut self, path: &str) -> FsResult<Fd> {
+        self.enter()?;
+        let r = self.new_inode(path, false).map(|inum| self.new_fd(inum));
+        self.leave(r)
+    }
+
+    /// Creates a directory.
+    pub fn mkdir(&mut self, path: &str) -> FsResult<()> {
+        self.enter()?;
+        let r = self.new_inode(path, true).map(|_| ());
+        self.leave(r)
+    }
+
+    fn new_fd(&mut self, inum: u32) -> Fd {
+        let fd = Fd(self.next_fd);
+        self.next_fd += 1;
+        self.fds.insert(fd, inum);
+        fd
+    }
+
+    /// Opens an existing file.
+    pub fn open(&mut self, path: &str) -> FsResult<Fd> {
+        self.enter()?;
+        let r = self
+            .resolve(path)
+            .and_then(|(inum, dir)| if dir { Err(Errno::EISDIR.into()) } else { Ok(self.new_fd(inum)) });
+        self.leave(r)
+    }
+
+    fn fd_inum(&self, fd: Fd) -> FsResult<u32> {
+        self.fds.get(&fd).copied().ok_or(Errno::EBADF.into())
+    }
+
+    /// Closes a handle; the last close of an unlinked file deletes it.
+    pub fn close(&mut self, fd: Fd) -> FsResult<()> {
+        self.enter()?;
+        let r = self.do_close(fd);
+        self.leave(r)
+    }
+
+    fn do_close(&mut self, fd: Fd) -> FsResult<()> {
+        let inum = self.fds.remove(&fd).ok_or(Errno::EBADF)?;
+        if self.fds.values().any(|i| *i == inum) || !self.orphans.contains(&inum) {
+            return Ok(());
+        }
+        self.budget(HDR as u64 + 32, true)?;
+        let ino = InoNode { nlink: 0, ..self.inode(inum)? };
+        let loc = self.journal_write(BASE, &[Node::Ino(ino)])?[0];
+        self.obsolete(loc);
+        self.purge(inum);
+        self.orphans.remove(&inum);
+        Ok(())
+    }
+
+    /// Reads up to `len` bytes at `offset`.
+    pub fn read(&mut self, fd: Fd, offset: u64, len: usize) -> FsResult<Vec<u8>> {
+        self.enter()?;
+        let r = self.do_read(fd, offset, len);
+        self.leave(r)
+    }
+
+    fn do_read(&mut self, fd: Fd, offset: u64, len: usize) -> FsResult<Vec<u8>> {
+        let inum = self.fd_inum(fd)?;
+        let size = self.inode(inum)?.size;
+        let end = (offset + len as u64).min(size);
+        let mut out = Vec::with_capacity(end.saturating_sub(offset) as usize);
+        let mut pos = offset;
+        while pos < end {
+            let b = (pos / BLOCK) as u32;
+            let block = self.read_block(inum, b, size)?;
+            let s = (pos % BLOCK) as usize;
+            let e = ((end - b as u64 * BLOCK).min(BLOCK)) as usize;
+            out.extend_from_slice(&block[s..e]);
+            pos = b as u64 * BLOCK + e as u64;
+        }
+        Ok(out)
+    }
+
+    /// One 4 KiB block, zero-filled past its data and past `size`.
+    fn read_block(&mut self, inum: u32, b: u32, size: u64) -> FsResult<Vec<u8>> {
+        let mut block = vec![0u8; BLOCK as usize];
+        if let Some(loc) = self.tnc.lookup(&Key::data(inum, b)) {
+            let Node::Data(d) = self.read_node(loc)? else { return Err(FsError::Corrupt("data node".into())) };
+            let c = Compression::from_code(d.compr).ok_or(FsError::Corrupt("compression".into()))?;
+            let data = decompress(c, &d.payload, d.size as usize).ok_or(FsError::Corrupt("payload".into()))?;
+            let n = data.len().min(BLOCK as usize);
+            block[..n].copy_from_slice(&data[..n]);
+        }
+        let valid = size.saturating_sub(b as u64 * BLOCK).min(BLOCK) as usize;
+        block[valid..].fill(0);
+        Ok(block)
+    }
+
+    fn data_node(&self, inum: u32, b: u32, bytes: &[u8]) -> Node {
+        let (c, payload) = compress(self.cfg.compression, bytes);
+        Node::Data(DataNode { inum, block: b, size: bytes.len() as u32, compr: c.code(), payload })
+    }
+
+    /// Writes `data` at `offset`; returns the bytes written.
+    pub fn write(&mut self, fd: Fd, offset: u64, data: &[u8]) -> FsResult<usize> {
+        self.enter()?;
+        let r = self.do_write(fd, offset, data);
+        self.leave(r)
+    }
+
+    fn do_write(&mut self, fd: Fd, offset: u64, data: &[u8]) -> FsResult<usize> {
+        let inum = self.fd_inum(fd)?;
+        let end = offset + data.len() as u64;
+        if end > MAX_FILE_BYTES {
+            return Err(Errno::EFBIG.into());
+        }
+        if data.is_empty() {
+            return Ok(0);
+        }
+        let blocks = (end - 1) / BLOCK - offset / BLOCK + 1;
+        self.budget(blocks * (BLOCK + HDR as u64 + 24) + 64, false)?;
+        let mut ino = self.inode(inum)?;
+        let old_size = ino.size;
+        let new_size = old_size.max(end);
+        if new_size != old_size {
+            // The size goes first: a commit in the middle of this write must
+            // never see data blocks beyond the inode's size.
+            ino.size = new_size;
+            self.write_inode(&ino)?;
+        }
+        let mut pos = offset;
+        while pos < end {
+            let b = (pos / BLOCK) as u32;
+            let mut block = self.read_block(inum, b, old_size)?;
+            let s = (pos % BLOCK) as usize;
+            let e = ((end - b as u64 * BLOCK).min(BLOCK)) as usize;
+            block[s..e].copy_from_slice(&data[(pos - offset) as usize..(pos - offset) as usize + e - s]);
+            let valid = new_size.saturating_sub(b as u64 * BLOCK).min(BLOCK) as usize;
+            let node = self.data_node(inum, b, &block[..valid]);
+            let loc = self.journal_write(DATA, &[node])?[0];
+            self.tnc_set(&Key::data(inum, b), loc);
+            pos = b as u64 * BLOCK + e as u64;
+        }
+        self.counters.ops += 1;
+        Ok(data.len())
+    }
+
+    fn write_inode(&mut self, ino: &InoNode) -> FsResult<()> {
+        let loc = self.journal_write(BASE, &[Node::Ino(ino.clone())])?[0];
+        self.tnc_set(&Key::ino(ino.inum), loc);
+        self.inodes.insert(ino.inum, ino.clone());
+        Ok(())
+    }
+
+    /// Sets a file's size (by path).
+    pub fn truncate(&mut self, path: &str, size: u64) -> FsResult<()> {
+        self.enter()?;
+        let r = self.resolve(path).and_then(
+            |(inum, dir)| {
+                if dir {
+                    Err(Errno::EISDIR.into())
+                } else {
+                    self.do_truncate(inum, size)
+                }
+            },
+        );
+        self.leave(r)
+    }
+
+    /// Sets a file's size (by handle).
+    pub fn ftruncate(&mut self, fd: Fd, size: u64) -> FsResult<()> {
+        self.enter()?;
+        let r = self.fd_inum(fd).and_then(|inum| self.do_truncate(inum, size));
+        self.leave(r)
+    }
+
+    fn do_truncate(&mut self, inum: u32, size: u64) -> FsResult<()> {
+        if size > MAX_FILE_BYTES {
+            return Err(Errno::EFBIG.into());
+        }
+        let mut ino = self.inode(inum)?;
+        let old = ino.size;
+        if size == old {
+            return Ok(());
+        }
+        self.budget(BLOCK + 3 * HDR as u64 + 64, size < old)?;
+        let mut nodes = Vec::new();
+        let edge = size.min(old);
+        let b = (edge / BLOCK) as u32;
+        if edge % BLOCK != 0 && self.tnc.lookup(&Key::data(inum, b)).is_some() {
+            let block = self.read_block(inum, b, edge)?;
+            nodes.push(self.data_node(inum, b, &block[..(edge % BLOCK) as usize]));
+        }
+        if size < old {
+            nodes.insert(0, Node::Trun { inum, old_size: old, new_size: size });
+        }
+        ino.size = size;
+        nodes.push(Node::Ino(ino.clone()));
+        let locs = self.journal_write(BASE, &nodes)?;
+        self.apply_truncate(&nodes, &locs, inum, size, old);
+        self.inodes.insert(inum, ino);
+        self.counters.ops += 1;
+        Ok(())
+    }
+
+    fn apply_truncate(&mut self, nodes: &[Node], locs: &[Loc], inum: u32, size: u64, old: u64) {
+        if size < old {
+            self.remove_blocks_from(inum, size);
+        }
+        for (n, l) in nodes.iter().zip(locs) {
+            match n.key() {
+                Some(k) => self.tnc_set(&k, *l),
+                None => self.obsolete(*l),
+            }
+        }
+    }
+
+    /// Removes a file name; an open file lives on as an orphan until closed.
+    pub fn unlink(&mut self, path: &str) -> FsResult<()> {
+        self.enter()?;
+        let r = self.remove_entry(path, false);
+        self.leave(r)
+    }
+
+    /// Removes an empty directory.
+    pub fn rmdir(&mut self, path: &str) -> FsResult<()> {
+        self.enter()?;
+        let r = self.remove_entry(path, true);
+        self.leave(r)
+    }
+
+    fn dir_is_empty(&self, inum: u32) -> bool {
+        self.tnc.range(&Key::first(inum, KIND_DENT), &Key::first(inum, KIND_DENT + 1)).is_empty()
+    }
+
+    fn remove_entry(&mut self, path: &str, dir: bool) -> FsResult<()> {
+        let (parent, name) = self.resolve_parent(path)?;
+        let (inum, is_dir) = self.lookup(parent, &name)?.ok_or(Errno::ENOENT)?;
+        match (dir, is_dir) {
+            (false, true) => return Err(Errno::EISDIR.into()),
+            (true, false) => return Err(Errno::ENOTDIR.into()),
+            (true, true) if !self.dir_is_empty(inum) => return Err(Errno::ENOTEMPTY.into()),
+            _ => {}
+        }
+        self.budget(3 * HDR as u64 + 64 + name.len() as u64, true)?;
+        let ino = InoNode { nlink: 0, ..self.inode(inum)? };
+        let del = DentNode { parent, name: name.clone(), target: 0, is_dir };
+        let locs = self.journal_write(BASE, &[Node::Dent(del), Node::Ino(ino.clone())])?;
+        self.tnc_del(&Key::dent(parent, &name));
+        self.obsolete(locs[0]);
+        self.drop_link(ino, locs[1]);
+        self.counters.ops += 1;
+        Ok(())
+    }
+
+    /// The inode lost its only link: delete it, or keep it as an orphan.
+    fn drop_link(&mut self, ino: InoNode, loc: Loc) {
+        if self.fds.values().any(|i| *i == ino.inum) {
+            self.tnc_set(&Key::ino(ino.inum), loc);
+            self.inodes.insert(ino.inum, ino.clone());
+            self.orphans.insert(ino.inum);
+        } else {
+            self.obsolete(loc);
+            self.purge(ino.inum);
+        }
+    }
+
+    /// Renames, replacing a compatible target (an empty directory or a file).
+    pub fn rename(&mut self, from: &str, to: &str) -> FsResult<()> {
+        self.enter()?;
+        let r = self.do_rename(from, to);
+        self.leave(r)
+    }
+
+    fn is_ancestor(&mut self, dir: u32, path: &str) -> FsResult<bool> {
+        let parts = split(path)?;
+        let mut cur = 1u32;
+        for c in parts {
+            if cur == dir {
+                return Ok(true);
+            }
+            match self.lookup(cur, c)? {
+                Some((i, true)) => cur = i,
+                _ => return Ok(false),
+            }
+        }
+        Ok(cur == dir)
+    }
+
+    fn do_rename(&mut self, from: &str, to: &str) -> FsResult<()> {
+        let (fp, fname) = self.resolve_parent(from)?;
+        let (inum, is_dir) = self.lookup(fp, &fname)?.ok_or(Errno::ENOENT)?;
+        let (tp, tname) = self.resolve_parent(to)?;
+        if is_dir && self.is_ancestor(inum, to)? {
+            return Err(Errno::EINVAL.into());
+        }
+        let target = self.lookup(tp, &tname)?;
+        if let Some((t, tdir)) = target {
+            if t == inum {
+                return Ok(());
+            }
+            match (is_dir, tdir) {
+                (true, false) => return Err(Errno::ENOTDIR.into()),
+                (false, true) => return Err(Errno::EISDIR.into()),
+                (true, true) if !self.dir_is_empty(t) => return Err(Errno::ENOTEMPTY.into()),
+                _ => {}
+            }
+        }
+        self.budget(4 * HDR as u64 + 128 + 2 * tname.len() as u64, false)?;
+        let mut nodes = vec![
+            Node::Dent(DentNode { parent: tp, name: tname.clone(), target: inum, is_dir }),
+            Node::Dent(DentNode { parent: fp, name: fname.clone(), target: 0, is_dir }),
+        ];
+        if let Some((t, _)) = target {
+            nodes.push(Node::Ino(InoNode { nlink: 0, ..self.inode(t)? }));
+        }
+        let locs = self.journal_write(BASE, &nodes)?;
+        self.tnc_del(&Key::dent(fp, &fname));
+        self.tnc_set(&Key::dent(tp, &tname), locs[0]);
+        self.obsolete(locs[1]);
+        if let (Some((t, _)), Some(Node::Ino(i))) = (target, nodes.get(2)) {
+            let _ = t;
+            self.drop_link(i.clone(), locs[2]);
+        }
+        self.counters.ops += 1;
+        Ok(())
+    }
+
+    /// Lists a directory (in key order: by name hash).
+    pub fn readdir(&mut self, path: &str) -> FsResult<Vec<DirEntry>> {
+        self.enter()?;
+        let r = self.do_readdir(path);
+        self.leave(r)
+    }
+
+    fn do_readdir(&mut self, path: &str) -> FsResult<Vec<DirEntry>> {
+        let (inum, dir) = self.resolve(path)?;
+        if !dir {
+            return Err(Errno::ENOTDIR.into());
+        }
+        let mut out = Vec::new();
+        for (k, loc) in self.tnc.range(&Key::first(inum, KIND_DENT), &Key::first(inum, KIND_DENT + 1)) {
+            let Node::Dent(d) = self.read_node(loc)? else { return Err(FsError::Corrupt("dent".into())) };
+            let name = String::from_utf8_lossy(&k.name).into_owned();
+            out.push(DirEntry { name, inum: d.target, is_dir: d.is_dir });
+        }
+        Ok(out)
+    }
+
+    /// File or directory attributes.
+    pub fn stat(&mut self, path: &str) -> FsResult<Stat> {
+        self.enter()?;
+        let r = self.resolve(path).and_then(|(inum, _)| {
+            let i = self.inode(inum)?;
+            Ok(Stat { inum, size: i.size, is_dir: i.is_dir, nlink: i.nlink })
+        });
+        self.leave(r)
+    }
+
+    /// Makes everything written so far durable (all journal heads).
+    pub fn fsync(&mut self, fd: Fd) -> FsResult<()> {
+        self.enter()?;
+        let r = self.fd_inum(fd).and_then(|_| self.sync_heads());
+        self.leave(r)
+    }
+
+    /// Makes everything written so far durable.
+    pub fn sync(&mut self) -> FsResult<()> {
+        self.enter()?;
+        let r = self.sync_heads();
+        self.leave(r)
+    }
+
+    /// Commits the journal into the index now.
+    pub fn commit_now(&mut self) -> FsResult<()> {
+        self.enter()?;
+        let r = self.commit();
+        self.leave(r)
+    }
+
+    /// Space figures.
+    pub fn statfs(&self) -> StatFs {
+        StatFs {
+            block_bytes: BLOCK,
+            total_bytes: self.geo.main_lebs() as u64 * self.geo.leb_bytes as u64,
+            available_bytes: self.available_bytes(),
+            leb_bytes: self.geo.leb_bytes,
+            main_lebs: self.geo.main_lebs(),
+            empty_lebs: self.count_empty(),
+        }
+    }
+
+    /// Syncs, commits with the clean flag, writes UBI's fastmap, and
+    /// returns UBI. Open handles are dropped (unlinked open files deleted).
+    pub fn unmount(mut self) -> Result<Ubi, crate::error::MountFailure> {
+        let r = self.do_unmount();
+        match r {
+            Ok(()) => Ok(self.ubi),
+            Err(error) => Err(crate::error::MountFailure { ubi: self.ubi, error }),
+        }
+    }
+
+    fn do_unmount(&mut self) -> FsResult<()> {
+        self.enter()?;
+        for fd in self.fds.keys().copied().collect::<Vec<_>>() {
+            self.do_close(fd)?;
+        }
+        self.in_commit = true;
+        let r = self.do_commit(true);
+        self.in_commit = false;
+        r?;
+        self.ubi.detach()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,323 @@
+//! Encoding and decoding of node payloads.
+
+use crate::key::Key;
+use crate::node::*;
+
+struct W(Vec<u8>);
+
+impl W {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn loc(&mut self, l: Option<Loc>) {
+        let l = l.unwrap_or(Loc { lnum: u32::MAX, offs: 0, len: 0 });
+        self.u32(l.lnum);
+        self.u32(l.offs);
+        self.u32(l.len);
+    }
+}
+
+struct R<'a>(&'a [u8], usize);
+
+impl R<'_> {
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        let s = self.0.get(self.1..self.1 + n)?;
+        self.1 += n;
+        Some(s)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn loc(&mut self) -> Option<Option<Loc>> {
+        let (lnum, offs, len) = (self.u32()?, self.u32()?, self.u32()?);
+        Some((lnum != u32::MAX).then_some(Loc { lnum, offs, len }))
+    }
+    fn key(&mut self) -> Option<Key> {
+        let (k, n) = Key::decode(&self.0[self.1..])?;
+        self.1 += n;
+        Some(k)
+    }
+}
+
+impl Node {
+    pub fn ntype(&self) -> u8 {
+        match self {
+            Node::Ino(_) => T_INO,
+            Node::Data(_) => T_DATA,
+            Node::Dent(_) => T_DENT,
+            Node::Trun { .. } => T_TRUN,
+            Node::Pad => T_PAD,
+            Node::Sb(_) => T_SB,
+            Node::Mst(_) => T_MST,
+            Node::Ref { .. } => T_REF,
+            Node::Idx { .. } => T_IDX,
+            Node::Cs { .. } => T_CS,
+            Node::Orph { .. } => T_ORPH,
+            Node::Lpt(_) => T_LPT,
+        }
+    }
+
+    /// The index key of a leaf node (inode, data, non-deletion dent).
+    pub fn key(&self) -> Option<Key> {
+        match self {
+            Node::Ino(i) => Some(Key::ino(i.inum)),
+            Node::Data(d) => Some(Key::data(d.inum, d.block)),
+            Node::Dent(d) => Some(Key::dent(d.parent, &d.name)),
+            _ => None,
+        }
+    }
+
+    fn payload(&self, w: &mut W) {
+        match self {
+            Node::Ino(i) => {
+                w.u32(i.inum);
+                w.u32(i.nlink);
+                w.u64(i.size);
+                w.u8(i.is_dir as u8);
+            }
+            Node::Data(d) => {
+                w.u32(d.inum);
+                w.u32(d.block);
+                w.u32(d.size);
+                w.u8(d.compr);
+                w.0.extend_from_slice(&d.payload);
+            }
+            Node::Dent(d) => {
+                w.u32(d.parent);
+                w.u32(d.target);
+                w.u8(d.is_dir as u8);
+                w.u8(d.name.len() as u8);
+                w.0.extend_from_slice(&d.name);
+            }
+            Node::Trun { inum, old_size, new_size } => {
+                w.u32(*inum);
+                w.u64(*old_size);
+                w.u64(*new_size);
+            }
+            Node::Pad => {}
+            Node::Sb(s) => {
+                for v in [s.leb_bytes, s.leb_count, s.min_io, s.fanout, s.log_lebs, s.lpt_lebs] {
+                    w.u32(v);
+                }
+                w.u8(s.compr);
+            }
+            Node::Mst(m) => {
+                w.u64(m.commit_no);
+                w.u32(m.highest_inum);
+                w.loc(m.root);
+                w.loc(m.lpt_root);
+                w.loc(m.orph);
+                w.u32(m.log_lnum);
+                w.u32(m.idx_head);
+                w.u8(m.clean as u8);
+            }
+            Node::Ref { lnum, offs, jhead } => {
+                w.u32(*lnum);
+                w.u32(*offs);
+                w.u8(*jhead);
+            }
+            Node::Idx { level, branches } => {
+                w.u8(*level);
+                w.u32(branches.len() as u32);
+                for (k, l) in branches {
+                    w.loc(Some(*l));
+                    k.encode(&mut w.0);
+                }
+            }
+            Node::Cs { commit_no } => w.u64(*commit_no),
+            Node::Orph { commit_no, inums } => {
+                w.u64(*commit_no);
+                w.u32(inums.len() as u32);
+                inums.iter().for_each(|i| w.u32(*i));
+            }
+            Node::Lpt(LptNode::Pnode { first, props }) => {
+                w.u8(0);
+                w.u32(*first);
+                w.u32(props.len() as u32);
+                for (f, d, fl) in props {
+                    w.u32(*f);
+                    w.u32(*d);
+                    w.u8(*fl);
+                }
+            }
+            Node::Lpt(LptNode::Nnode { children }) => {
+                w.u8(1);
+                w.u32(children.len() as u32);
+                children.iter().for_each(|c| w.loc(Some(*c)));
+            }
+        }
+    }
+
+    /// Full node bytes (header + payload), zero-padded to 8 bytes.
+    pub fn encode(&self, sqnum: u64, group: u8) -> Vec<u8> {
+        let mut w = W(vec![0u8; HDR]);
+        self.payload(&mut w);
+        let len = w.0.len();
+        let mut b = w.0;
+        b[0..4].copy_from_slice(&NODE_MAGIC.to_le_bytes());
+        b[8..16].copy_from_slice(&sqnum.to_le_bytes());
+        b[16..20].copy_from_slice(&(len as u32).to_le_bytes());
+        b[20] = self.ntype();
+        b[21] = group;
+        let crc = crc32fast::hash(&b[8..len]);
+        b[4..8].copy_from_slice(&crc.to_le_bytes());
+        b.resize(align(len), 0);
+        b
+    }
+
+    /// A padding node of exactly `len` bytes (len >= HDR, multiple of 8).
+    pub fn pad(len: usize) -> Vec<u8> {
+        let mut b = Node::Pad.encode(0, G_NONE);
+        b.resize(len, 0);
+        b[16..20].copy_from_slice(&(len as u32).to_le_bytes());
+        let crc = crc32fast::hash(&b[8..len]);
+        b[4..8].copy_from_slice(&crc.to_le_bytes());
+        b
+    }
+}
+
+/// Parses the header at the start of `b` (checks magic, length and CRC).
+pub fn parse_hdr(b: &[u8]) -> Result<Hdr, Bad> {
+    if b.len() < HDR {
+        return Err(if b.iter().all(|x| *x == 0xFF) { Bad::Empty } else { Bad::Corrupt });
+    }
+    let magic = u32::from_le_bytes(b[0..4].try_into().unwrap_or([0; 4]));
+    if magic != NODE_MAGIC {
+        return Err(match magic {
+            0xFFFF_FFFF if b[..HDR].iter().all(|x| *x == 0xFF) => Bad::Empty,
+            0 => Bad::Zeros,
+            _ => Bad::Corrupt,
+        });
+    }
+    let len = u32::from_le_bytes(b[16..20].try_into().unwrap_or([0; 4]));
+    if (len as usize) < HDR || len as usize > b.len() {
+        return Err(Bad::Corrupt);
+    }
+    let crc = u32::from_le_bytes(b[4..8].try_into().unwrap_or([0; 4]));
+    if crc32fast::hash(&b[8..len as usize]) != crc {
+        return Err(Bad::Corrupt);
+    }
+    let sqnum = u64::from_le_bytes(b[8..16].try_into().unwrap_or([0; 8]));
+    Ok(Hdr { sqnum, len, ntype: b[20], group: b[21] })
+}
+
+/// Parses a whole node; None when the payload does not decode.
+pub fn parse_node(b: &[u8]) -> Result<(Hdr, Node), Bad> {
+    let h = parse_hdr(b)?;
+    let node = decode_payload(h.ntype, &b[HDR..h.len as usize]).ok_or(Bad::Corrupt)?;
+    Ok((h, node))
+}
+
+fn decode_payload(t: u8, p: &[u8]) -> Option<Node> {
+    let mut r = R(p, 0);
+    Some(match t {
+        T_INO => Node::Ino(InoNode { inum: r.u32()?, nlink: r.u32()?, size: r.u64()?, is_dir: r.u8()? != 0 }),
+        T_DATA => {
+            let (inum, block, size, compr) = (r.u32()?, r.u32()?, r.u32()?, r.u8()?);
+            Node::Data(DataNode { inum, block, size, compr, payload: p[r.1..].to_vec() })
+        }
+        T_DENT => {
+            let (parent, target, is_dir, n) = (r.u32()?, r.u32()?, r.u8()? != 0, r.u8()? as usize);
+            Node::Dent(DentNode { parent, target, is_dir, name: r.take(n)?.to_vec() })
+        }
+        T_TRUN => Node::Trun { inum: r.u32()?, old_size: r.u64()?, new_size: r.u64()? },
+        T_PAD => Node::Pad,
+        T_SB => Node::Sb(SbNode {
+            leb_bytes: r.u32()?,
+            leb_count: r.u32()?,
+            min_io: r.u32()?,
+            fanout: r.u32()?,
+            log_lebs: r.u32()?,
+            lpt_lebs: r.u32()?,
+            compr: r.u8()?,
+        }),
+        T_MST => Node::Mst(MstNode {
+            commit_no: r.u64()?,
+            highest_inum: r.u32()?,
+            root: r.loc()?,
+            lpt_root: r.loc()?,
+            orph: r.loc()?,
+            log_lnum: r.u32()?,
+            idx_head: r.u32()?,
+            clean: r.u8()? != 0,
+        }),
+        T_REF => Node::Ref { lnum: r.u32()?, offs: r.u32()?, jhead: r.u8()? },
+        T_IDX => {
+            let level = r.u8()?;
+            let n = r.u32()? as usize;
+            let mut branches = Vec::with_capacity(n.min(1024));
+            for _ in 0..n {
+                let l = r.loc()??;
+                branches.push((r.key()?, l));
+            }
+            Node::Idx { level, branches }
+        }
+        T_CS => Node::Cs { commit_no: r.u64()? },
+        T_ORPH => {
+            let commit_no = r.u64()?;
+            let n = r.u32()? as usize;
+            let inums = (0..n).map(|_| r.u32()).collect::<Option<Vec<_>>>()?;
+            Node::Orph { commit_no, inums }
+        }
+        T_LPT => decode_lpt(&mut r)?,
+        _ => return None,
+    })
+}
+
+fn decode_lpt(r: &mut R) -> Option<Node> {
+    if r.u8()? == 0 {
+        let first = r.u32()?;
+        let n = r.u32()? as usize;
+        let props = (0..n).map(|_| Some((r.u32()?, r.u32()?, r.u8()?))).collect::<Option<Vec<_>>>()?;
+        Some(Node::Lpt(LptNode::Pnode { first, props }))
+    } else {
+        let n = r.u32()? as usize;
+        let children = (0..n).map(|_| r.loc()?).collect::<Option<Vec<_>>>()?;
+        Some(Node::Lpt(LptNode::Nnode { children }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodes_roundtrip_and_detect_corruption() {
+        let nodes = vec![
+            Node::Ino(InoNode { inum: 5, nlink: 1, size: 99, is_dir: false }),
+            Node::Data(DataNode { inum: 5, block: 2, size: 3, compr: 0, payload: vec![1, 2, 3] }),
+            Node::Dent(DentNode { parent: 1, name: b"x".to_vec(), target: 5, is_dir: false }),
+            Node::Trun { inum: 5, old_size: 10, new_size: 2 },
+            Node::Ref { lnum: 3, offs: 2048, jhead: 1 },
+            Node::Idx { level: 1, branches: vec![(Key::dent(1, b"ab"), Loc { lnum: 1, offs: 2, len: 3 })] },
+            Node::Orph { commit_no: 4, inums: vec![7, 8] },
+            Node::Lpt(LptNode::Pnode { first: 4, props: vec![(1, 2, 3)] }),
+            Node::Mst(MstNode { commit_no: 3, root: None, ..MstNode::default() }),
+        ];
+        for n in nodes {
+            let mut b = n.encode(42, G_LAST);
+            assert_eq!(b.len() % ALIGN, 0);
+            let (h, back) = parse_node(&b).unwrap();
+            assert_eq!((h.sqnum, h.group, &back), (42, G_LAST, &n));
+            let last = h.len as usize - 1;
+            b[last] ^= 0x10;
+            assert_eq!(parse_node(&b).unwrap_err(), Bad::Corrupt);
+        }
+        assert_eq!(parse_hdr(&[0xFF; 64]).unwrap_err(), Bad::Empty);
+        assert_eq!(parse_hdr(&[0; 64]).unwrap_err(), Bad::Zeros);
+        let pad = Node::pad(64);
+        assert_eq!(parse_node(&pad).unwrap().1, Node::Pad);
+    }
+}

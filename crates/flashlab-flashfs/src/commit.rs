@@ -1,0 +1,271 @@
+//! Commit: write the dirty index out of place (children first), then the
+//! LEB-properties tree and the orphan list into their inactive areas, then
+//! a new log LEB (commit-start node + references to the open heads), then
+//! both master-node copies. The master write is the commit point: until
+//! it is on flash the old master, index, LPT, orphans and log stay intact.
+
+use crate::error::FsResult;
+use crate::fs::{Fs, Lprops, F_INDEX, HEADS};
+use crate::layout::MST_LNUMS;
+use crate::node::{Loc, LptNode, MstNode, Node, G_NONE};
+use flashlab_mtd::Cause;
+
+impl Fs {
+    /// Commits the journal into the index (no-op when called re-entrantly).
+    pub(crate) fn commit(&mut self) -> FsResult<()> {
+        if self.in_commit {
+            return Ok(());
+        }
+        self.in_commit = true;
+        let r = self.do_commit(false);
+        self.in_commit = false;
+        if r.is_err() {
+            // The in-memory index may now differ from the last master:
+            // refuse further work until the next mount.
+            self.broken = true;
+            self.counters.failed_commits += 1;
+        }
+        r
+    }
+
+    pub(crate) fn do_commit(&mut self, clean: bool) -> FsResult<()> {
+        self.sync_heads()?;
+        if clean {
+            for h in self.heads.iter_mut() {
+                h.lnum = None;
+            }
+        }
+        self.index_gc_mark();
+        let root = self.write_index()?;
+        for l in std::mem::take(&mut self.tnc.pending_obsolete) {
+            self.obsolete(l);
+        }
+        self.clear_buds();
+        self.clear_empty_index_flags();
+        let lpt_root = self.write_lpt()?;
+        let orph = self.write_orphans()?;
+        let log_lnum = self.start_new_log()?;
+        let m = MstNode {
+            commit_no: self.commit_no + 1,
+            highest_inum: self.highest_inum,
+            root,
+            lpt_root: Some(lpt_root),
+            orph: Some(orph),
+            log_lnum,
+            idx_head: self.idx_head.lnum.unwrap_or(u32::MAX),
+            clean,
+        };
+        self.write_master(&m)?;
+        self.finish_log_switch(log_lnum)?;
+        self.commit_no += 1;
+        self.lpt_area ^= 1;
+        self.orph_area ^= 1;
+        self.counters.commits += 1;
+        Ok(())
+    }
+
+    /// Index LEBs that are mostly obsolete get their live znodes rewritten.
+    fn index_gc_mark(&mut self) {
+        let leb = self.geo.leb_bytes;
+        let pending: Vec<Loc> = self.tnc.pending_obsolete.clone();
+        let sparse: Vec<u32> = (self.geo.main_first..self.geo.leb_count)
+            .filter(|l| {
+                let p = self.lp[*l as usize];
+                let pend: u32 = pending.iter().filter(|x| x.lnum == *l).map(|x| x.aligned_len()).sum();
+                let live = leb - p.free - p.dirty - pend.min(leb - p.free - p.dirty);
+                p.flags & F_INDEX != 0 && Some(*l) != self.idx_head.lnum && live > 0 && live < leb / 4
+            })
+            .collect();
+        if !sparse.is_empty() {
+            self.tnc.dirty_in_lebs(&sparse);
+        }
+    }
+
+    fn write_index(&mut self) -> FsResult<Option<Loc>> {
+        for n in self.tnc.dirty_postorder() {
+            let sq = self.next_sqnum();
+            let b = self.tnc.encode_idx(n).encode(sq, G_NONE);
+            let loc = self.idx_append(b)?;
+            self.tnc.set_written(n, loc);
+            self.counters.index_nodes_written += 1;
+        }
+        self.idx_sync()?;
+        Ok(self.tnc.root().and_then(|r| self.tnc.node(r).loc))
+    }
+
+    fn idx_append(&mut self, b: Vec<u8>) -> FsResult<Loc> {
+        let len = u32::from_le_bytes([b[16], b[17], b[18], b[19]]);
+        let fits = self.idx_head.lnum.is_some() && self.idx_head.end() + b.len() as u32 <= self.geo.leb_bytes;
+        if !fits {
+            self.idx_sync()?;
+            let l = self.take_empty()?;
+            self.lp[l as usize].flags |= F_INDEX;
+            self.idx_head = crate::fs::Head { lnum: Some(l), wbuf: Vec::new(), wbuf_offs: 0 };
+        }
+        let lnum = self.idx_head.lnum.unwrap_or(0);
+        let loc = Loc { lnum, offs: self.idx_head.end(), len };
+        self.lp[lnum as usize].free -= b.len() as u32;
+        self.idx_head.wbuf.extend_from_slice(&b);
+        let io = self.geo.min_io as usize;
+        let full = self.idx_head.wbuf.len() / io * io;
+        if full > 0 {
+            let chunk: Vec<u8> = self.idx_head.wbuf.drain(..full).collect();
+            self.ubi.leb_write(self.vol, lnum, self.idx_head.wbuf_offs, &chunk, Cause::Index)?;
+            self.idx_head.wbuf_offs += full as u32;
+        }
+        Ok(loc)
+    }
+
+    fn idx_sync(&mut self) -> FsResult<()> {
+        let Some(lnum) = self.idx_head.lnum else { return Ok(()) };
+        let len = self.idx_head.wbuf.len();
+        if len == 0 {
+            return Ok(());
+        }
+        let b = std::mem::take(&mut self.idx_head.wbuf);
+        let n = self.write_padded(lnum, self.idx_head.wbuf_offs, b, Cause::Index)?;
+        let pad = n - len as u32;
+        self.lp[lnum as usize].free -= pad;
+        self.lp[lnum as usize].dirty += pad;
+        self.idx_head.wbuf_offs += n;
+        Ok(())
+    }
+
+    /// The LEB-properties tree: pnodes of 4 LEBs, nnodes of up to 4
+    /// children, written bottom-up into the inactive LPT area.
+    fn write_lpt(&mut self) -> FsResult<Loc> {
+        let area = self.lpt_area ^ 1;
+        let first = self.geo.lpt_first + area * self.geo.lpt_lebs;
+        let mut w = AreaWriter::new(first, self.geo.lpt_lebs, Cause::Lpt);
+        let chunks: Vec<Vec<(u32, u32, u8)>> =
+            self.lp.chunks(4).map(|c| c.iter().map(|p: &Lprops| (p.free, p.dirty, p.flags)).collect()).collect();
+        let mut level: Vec<Loc> = Vec::with_capacity(chunks.len());
+        for (i, props) in chunks.into_iter().enumerate() {
+            let node = Node::Lpt(LptNode::Pnode { first: (i * 4) as u32, props });
+            level.push(self.area_push(&mut w, &node)?);
+        }
+        while level.len() > 1 {
+            let mut up = Vec::with_capacity(level.len().div_ceil(4));
+            for c in level.chunks(4) {
+                let node = Node::Lpt(LptNode::Nnode { children: c.to_vec() });
+                up.push(self.area_push(&mut w, &node)?);
+            }
+            level = up;
+        }
+        self.area_finish(&mut w)?;
+        Ok(level[0])
+    }
+
+    pub(crate) fn area_push(&mut self, w: &mut AreaWriter, node: &Node) -> FsResult<Loc> {
+        let sq = self.next_sqnum();
+        let b = node.encode(sq, G_NONE);
+        let len = u32::from_le_bytes([b[16], b[17], b[18], b[19]]);
+        let io = self.geo.min_io;
+        if !w.started {
+            self.unmap(w.lnum, w.cause)?;
+            w.started = true;
+        }
+        if w.offs + w.buf.len() as u32 + b.len() as u32 + io > self.geo.leb_bytes {
+            self.area_finish(w)?;
+            w.lnum += 1;
+            w.offs = 0;
+            if w.lnum >= w.first + w.lebs {
+                return Err(crate::error::FsError::Corrupt("metadata area overflow".into()));
+            }
+            self.unmap(w.lnum, w.cause)?;
+        }
+        let loc = Loc { lnum: w.lnum, offs: w.offs + w.buf.len() as u32, len };
+        w.buf.extend_from_slice(&b);
+        let full = w.buf.len() / io as usize * io as usize;
+        if full > 0 {
+            let chunk: Vec<u8> = w.buf.drain(..full).collect();
+            self.ubi.leb_write(self.vol, w.lnum, w.offs, &chunk, w.cause)?;
+            w.offs += full as u32;
+        }
+        Ok(loc)
+    }
+
+    pub(crate) fn area_finish(&mut self, w: &mut AreaWriter) -> FsResult<()> {
+        if !w.buf.is_empty() {
+            let b = std::mem::take(&mut w.buf);
+            w.offs += self.write_padded(w.lnum, w.offs, b, w.cause)?;
+        }
+        Ok(())
+    }
+
+    fn write_orphans(&mut self) -> FsResult<Loc> {
+        let area = self.orph_area ^ 1;
+        let lnum = self.geo.orph_first + area;
+        let sq = self.next_sqnum();
+        let inums: Vec<u32> = self.orphans.iter().copied().collect();
+        let b = Node::Orph { commit_no: self.commit_no + 1, inums }.encode(sq, G_NONE);
+        let len = u32::from_le_bytes([b[16], b[17], b[18], b[19]]);
+        self.unmap(lnum, Cause::Meta)?;
+        self.write_padded(lnum, 0, b, Cause::Meta)?;
+        Ok(Loc { lnum, offs: 0, len })
+    }
+
+    /// Writes the commit-start node and references to the open heads into
+    /// the log LEB after the current one.
+    fn start_new_log(&mut self) -> FsResult<u32> {
+        let lnum = if self.log.used == 0 { self.geo.log_first } else { self.next_log_lnum(self.log.lnum) };
+        self.unmap(lnum, Cause::Log)?;
+        let sq = self.next_sqnum();
+        let mut b = Node::Cs { commit_no: self.commit_no + 1 }.encode(sq, G_NONE);
+        for h in 0..HEADS {
+            if let Some(l) = self.heads[h].lnum {
+                let sq = self.next_sqnum();
+                let offs = self.heads[h].wbuf_offs;
+                b.extend_from_slice(&Node::Ref { lnum: l, offs, jhead: h as u8 }.encode(sq, G_NONE));
+            }
+        }
+        let n = self.write_padded(lnum, 0, b, Cause::Log)?;
+        self.log.offs = n;
+        Ok(lnum)
+    }
+
+    fn finish_log_switch(&mut self, new: u32) -> FsResult<()> {
+        for l in self.geo.log_first..self.geo.log_first + self.geo.log_lebs {
+            if l != new {
+                self.unmap(l, Cause::Log)?;
+            }
+        }
+        self.log.first = new;
+        self.log.lnum = new;
+        self.log.used = 1;
+        Ok(())
+    }
+
+    /// Appends the master node to both master LEBs.
+    pub(crate) fn write_master(&mut self, m: &MstNode) -> FsResult<()> {
+        let sq = self.next_sqnum();
+        let b = Node::Mst(m.clone()).encode(sq, G_NONE);
+        let n = b.len().next_multiple_of(self.geo.min_io as usize) as u32;
+        for (i, lnum) in MST_LNUMS.iter().enumerate() {
+            if self.master_next[i] + n > self.geo.leb_bytes {
+                self.ubi.leb_unmap(self.vol, *lnum, Cause::Meta)?;
+                self.master_next[i] = 0;
+            }
+            self.write_padded(*lnum, self.master_next[i], b.clone(), Cause::Meta)?;
+            self.master_next[i] += n;
+        }
+        Ok(())
+    }
+}
+
+/// Sequential writer into a metadata area (LPT).
+pub(crate) struct AreaWriter {
+    first: u32,
+    lebs: u32,
+    lnum: u32,
+    offs: u32,
+    buf: Vec<u8>,
+    cause: Cause,
+    started: bool,
+}
+
+impl AreaWriter {
+    pub(crate) fn new(first: u32, lebs: u32, cause: Cause) -> Self {
+        Self { first, lebs, lnum: first, offs: 0, buf: Vec::new(), cause, started: false }
+    }
+}

@@ -1,0 +1,71 @@
+//! Data-node compression: none, LZ4, zlib, zstd.
+
+use serde::Deserialize;
+
+/// Compression of 4 KiB data blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    None,
+    Lz4,
+    Zlib,
+    Zstd,
+}
+
+impl Compression {
+    pub fn code(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Lz4 => 1,
+            Compression::Zlib => 2,
+            Compression::Zstd => 3,
+        }
+    }
+
+    pub fn from_code(c: u8) -> Option<Compression> {
+        Some(match c {
+            0 => Compression::None,
+            1 => Compression::Lz4,
+            2 => Compression::Zlib,
+            3 => Compression::Zstd,
+            _ => return None,
+        })
+    }
+}
+
+/// Compresses; falls back to `None` when it does not shrink the data.
+pub fn compress(c: Compression, data: &[u8]) -> (Compression, Vec<u8>) {
+    let out = match c {
+        Compression::None => None,
+        Compression::Lz4 => Some(lz4_flex::block::compress(data)),
+        Compression::Zlib => zlib(data),
+        Compression::Zstd => zstd::bulk::compress(data, 1).ok(),
+    };
+    match out {
+        Some(o) if o.len() < data.len() => (c, o),
+        _ => (Compression::None, data.to_vec()),
+    }
+}
+
+fn zlib(data: &[u8]) -> Option<Vec<u8>> {
+    use std::io::Write;
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).ok()?;
+    e.finish().ok()
+}
+
+/// Decompresses to exactly `size` bytes; None if the payload is corrupt.
+pub fn decompress(c: Compression, data: &[u8], size: usize) -> Option<Vec<u8>> {
+    let out = match c {
+        Compression::None => data.to_vec(),
+        Compression::Lz4 => lz4_flex::block::decompress(data, size).ok()?,
+        Compression::Zlib => {
+            use std::io::Read;
+            let mut out = Vec::with_capacity(size);
+            flate2::read::ZlibDecoder::new(data).take(size as u64 + 1).read_to_end(&mut out).ok()?;
+            out
+        }
+        Compression::Zstd => zstd::bulk::decompress(data, size).ok()?,
+    };
+    (out.len() == size).then_some(out)
+}

@@ -1,0 +1,238 @@
+//! The mounted file system's state and small shared helpers.
+
+use crate::error::{FsError, FsResult};
+use crate::layout::FsGeo;
+use crate::node::{align, InoNode, Loc, Node};
+use crate::settings::FsSettings;
+use crate::stats::FsCounters;
+use crate::tnc::Tnc;
+use flashlab_mtd::Cause;
+use flashlab_ubi::Ubi;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// LEB is a bud of the current journal.
+pub const F_BUD: u8 = 1;
+/// LEB holds (or held) index nodes.
+pub const F_INDEX: u8 = 2;
+/// LEB is being garbage-collected (never handed out meanwhile).
+pub const F_TAKEN: u8 = 4;
+
+/// Journal heads.
+pub const BASE: usize = 0;
+pub const DATA: usize = 1;
+pub const GC: usize = 2;
+pub const HEADS: usize = 3;
+
+/// Properties of one LEB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Lprops {
+    /// Unwritten bytes at the end of the LEB.
+    pub free: u32,
+    /// Obsolete bytes (including padding).
+    pub dirty: u32,
+    pub flags: u8,
+}
+
+/// An open journal head with its write buffer.
+#[derive(Debug, Clone, Default)]
+pub struct Head {
+    pub lnum: Option<u32>,
+    /// Bytes appended but not yet programmed, starting at `wbuf_offs`.
+    pub wbuf: Vec<u8>,
+    pub wbuf_offs: u32,
+}
+
+impl Head {
+    pub fn end(&self) -> u32 {
+        self.wbuf_offs + self.wbuf.len() as u32
+    }
+}
+
+/// Position of the log head.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LogPos {
+    /// First log LEB of the current commit (holds the CS node).
+    pub first: u32,
+    pub lnum: u32,
+    pub offs: u32,
+    pub used: u32,
+}
+
+/// An open file handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Fd(pub u64);
+
+/// A mounted flashfs.
+pub struct Fs {
+    pub(crate) ubi: Ubi,
+    pub(crate) vol: u32,
+    pub(crate) cfg: FsSettings,
+    pub(crate) geo: FsGeo,
+    pub(crate) tnc: Tnc,
+    pub(crate) lp: Vec<Lprops>,
+    pub(crate) heads: [Head; HEADS],
+    pub(crate) idx_head: Head,
+    pub(crate) log: LogPos,
+    pub(crate) commit_no: u64,
+    pub(crate) sqnum: u64,
+    pub(crate) highest_inum: u32,
+    pub(crate) lpt_area: u32,
+    pub(crate) orph_area: u32,
+    pub(crate) master_next: [u32; 2],
+    pub(crate) orphans: BTreeSet<u32>,
+    pub(crate) fds: BTreeMap<Fd, u32>,
+    pub(crate) next_fd: u64,
+    pub(crate) inodes: HashMap<u32, InoNode>,
+    pub(crate) in_commit: bool,
+    pub(crate) broken: bool,
+    pub(crate) counters: FsCounters,
+}
+
+impl Fs {
+    pub(crate) fn new_state(ubi: Ubi, vol: u32, cfg: FsSettings, geo: FsGeo) -> Fs {
+        let fanout = cfg.fanout as usize;
+        Fs {
+            ubi,
+            vol,
+            cfg,
+            lp: vec![Lprops { free: geo.leb_bytes, dirty: 0, flags: 0 }; geo.leb_count as usize],
+            geo,
+            tnc: Tnc::new(fanout),
+            heads: Default::default(),
+            idx_head: Head::default(),
+            log: LogPos::default(),
+            commit_no: 0,
+            sqnum: 0,
+            highest_inum: 1,
+            lpt_area: 0,
+            orph_area: 0,
+            master_next: [0, 0],
+            orphans: BTreeSet::new(),
+            fds: BTreeMap::new(),
+            next_fd: 3,
+            inodes: HashMap::new(),
+            in_commit: false,
+            broken: false,
+            counters: FsCounters::default(),
+        }
+    }
+
+    pub(crate) fn next_sqnum(&mut self) -> u64 {
+        self.sqnum += 1;
+        self.sqnum
+    }
+
+    /// UBI underneath (for counters).
+    pub fn ubi(&self) -> &Ubi {
+        &self.ubi
+    }
+
+    /// Mutable UBI access (power-cut arming in campaigns).
+    pub fn ubi_mut(&mut self) -> &mut Ubi {
+        &mut self.ubi
+    }
+
+    /// Drops the mounted state without writing anything (as a power cut
+    /// would) and returns UBI.
+    pub fn into_ubi(self) -> Ubi {
+        self.ubi
+    }
+
+    /// Debug view of the log position and heads.
+    pub fn debug_log(&self) -> String {
+        let heads: Vec<_> = self.heads.iter().map(|h| (h.lnum, h.wbuf_offs, h.wbuf.len())).collect();
+        format!("{:?} heads {:?} idx {:?}", self.log, heads, self.idx_head.lnum)
+    }
+
+    /// Debug view of the LEB properties of the main area.
+    pub fn debug_lprops(&self) -> String {
+        let v: Vec<String> = (self.geo.main_first..self.geo.leb_count)
+            .map(|l| {
+                let p = self.lp[l as usize];
+                format!("{l}:{}/{}/{}", p.free, p.dirty, p.flags)
+            })
+            .collect();
+        format!("{} reserve {} idx {}", v.join(" "), self.reserved_lebs(), self.idx_reserve_lebs())
+    }
+
+    pub fn geometry(&self) -> FsGeo {
+        self.geo
+    }
+
+    /// Index height and node count.
+    pub fn index_shape(&self) -> (usize, usize) {
+        (self.tnc.height(), self.tnc.znodes().len())
+    }
+
+    /// Host memory of the in-memory structures (index, LPT, caches) plus UBI.
+    pub fn memory_bytes(&self) -> usize {
+        self.tnc.memory_bytes()
+            + self.lp.len() * std::mem::size_of::<Lprops>()
+            + self.inodes.len() * 48
+            + self.ubi.memory_bytes()
+    }
+
+    /// Marks a node's bytes obsolete.
+    pub(crate) fn obsolete(&mut self, loc: Loc) {
+        if let Some(p) = self.lp.get_mut(loc.lnum as usize) {
+            p.dirty += loc.aligned_len();
+        }
+    }
+
+    /// Reads `len` bytes, looking into write buffers first.
+    pub(crate) fn read_bytes(&mut self, lnum: u32, offs: u32, len: u32) -> FsResult<Vec<u8>> {
+        let mut b = vec![0u8; len as usize];
+        let end = offs + len;
+        let mut flash_end = end;
+        for h in self.heads.iter().chain(std::iter::once(&self.idx_head)) {
+            if h.lnum == Some(lnum) && end > h.wbuf_offs && end <= h.end() {
+                let from = offs.max(h.wbuf_offs);
+                let s = (from - h.wbuf_offs) as usize;
+                let n = (end - from) as usize;
+                b[(from - offs) as usize..].copy_from_slice(&h.wbuf[s..s + n]);
+                flash_end = from;
+            }
+        }
+        if flash_end > offs {
+            let n = (flash_end - offs) as usize;
+            self.ubi.leb_read(self.vol, lnum, offs, &mut b[..n], Cause::Data)?;
+        }
+        Ok(b)
+    }
+
+    /// Reads and checks the node at `loc`.
+    pub(crate) fn read_node(&mut self, loc: Loc) -> FsResult<Node> {
+        let b = self.read_bytes(loc.lnum, loc.offs, loc.len)?;
+        match crate::codec::parse_node(&b) {
+            Ok((h, n)) if h.len == loc.len => Ok(n),
+            _ => Err(FsError::Corrupt(format!("bad node at {}:{}", loc.lnum, loc.offs))),
+        }
+    }
+
+    /// Writes one padded buffer to a LEB (programs whole pages).
+    pub(crate) fn write_padded(&mut self, lnum: u32, offs: u32, mut bytes: Vec<u8>, cause: Cause) -> FsResult<u32> {
+        let n = bytes.len().next_multiple_of(self.geo.min_io as usize);
+        pad_into(&mut bytes, n);
+        self.ubi.leb_write(self.vol, lnum, offs, &bytes, cause)?;
+        Ok(n as u32)
+    }
+
+    pub(crate) fn unmap(&mut self, lnum: u32, cause: Cause) -> FsResult<()> {
+        if self.ubi.is_mapped(self.vol, lnum)? {
+            self.ubi.leb_unmap(self.vol, lnum, cause)?;
+        }
+        Ok(())
+    }
+}
+
+/// Pads `b` to `n` bytes with a padding node (or zeros if too small).
+pub(crate) fn pad_into(b: &mut Vec<u8>, n: usize) {
+    let gap = n - b.len();
+    if gap >= crate::node::HDR {
+        b.extend_from_slice(&Node::pad(gap));
+    } else {
+        b.resize(n, 0);
+    }
+    debug_assert_eq!(b.len(), n);
+    let _ = align;
+}

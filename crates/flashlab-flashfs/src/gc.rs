@@ -1,0 +1,100 @@
+//! Garbage collection: the dirtiest LEB that is neither a bud nor an index
+//! LEB has its live nodes copied (unchanged, same sequence number) to the
+//! GC head; once the GC head is synced the LEB is unmapped. Replay applies
+//! the copies from the GC head's bud, so the committed index may point into
+//! the erased LEB without harm.
+
+use crate::codec::{parse_hdr, parse_node};
+use crate::error::FsResult;
+use crate::fs::{Fs, Lprops, F_BUD, F_INDEX, F_TAKEN, GC};
+
+use crate::node::{align, Bad, Loc, HDR};
+use flashlab_mtd::Cause;
+
+impl Fs {
+    fn gc_victim(&self) -> Option<u32> {
+        let leb = self.geo.leb_bytes;
+        (self.geo.main_first..self.geo.leb_count)
+            .filter(|l| {
+                let p = self.lp[*l as usize];
+                p.flags & (F_BUD | F_INDEX | F_TAKEN) == 0
+                    && p.free + p.dirty < leb
+                    && p.free + p.dirty >= self.geo.min_io
+                    && !self.heads.iter().any(|h| h.lnum == Some(*l))
+            })
+            .max_by_key(|l| (self.lp[*l as usize].free + self.lp[*l as usize].dirty, std::cmp::Reverse(*l)))
+    }
+
+    /// Collects victims until about one LEB is reclaimed, then syncs the
+    /// heads once and unmaps them. Ok(false) when nothing is worth it.
+    pub(crate) fn gc_once(&mut self) -> FsResult<bool> {
+        let mut victims = Vec::new();
+        let mut gained = 0;
+        while gained < self.geo.leb_bytes {
+            let Some(v) = self.gc_victim() else { break };
+            let p = self.lp[v as usize];
+            let live = self.geo.leb_bytes - p.free - p.dirty;
+            let room = self.heads[GC].lnum.map_or(0, |_| self.geo.leb_bytes - self.heads[GC].end());
+            if live > room && self.count_empty() < if victims.is_empty() { 1 } else { 2 } {
+                break;
+            }
+            gained += p.free + p.dirty;
+            self.lp[v as usize].flags |= F_TAKEN;
+            victims.push(v);
+            if let Err(e) = self.gc_collect(v) {
+                for v in &victims {
+                    self.lp[*v as usize].flags &= !F_TAKEN;
+                }
+                return Err(e);
+            }
+        }
+        if victims.is_empty() {
+            return Ok(false);
+        }
+        // Nodes that made the victims' other nodes obsolete may still sit in
+        // write buffers: they must reach flash before the victims are erased.
+        self.sync_heads()?;
+        for v in victims {
+            self.unmap(v, Cause::Gc)?;
+            self.lp[v as usize] = Lprops { free: self.geo.leb_bytes, dirty: 0, flags: 0 };
+            self.counters.gc_runs += 1;
+        }
+        Ok(true)
+    }
+
+    fn gc_collect(&mut self, v: u32) -> FsResult<()> {
+        let written = self.geo.leb_bytes - self.lp[v as usize].free;
+        let mut buf = vec![0u8; written as usize];
+        self.ubi.leb_read(self.vol, v, 0, &mut buf, Cause::Gc)?;
+        let mut pos = 0usize;
+        while pos + HDR <= buf.len() {
+            match parse_hdr(&buf[pos..]) {
+                Ok(h) => {
+                    let len = h.len as usize;
+                    let loc = Loc { lnum: v, offs: pos as u32, len: h.len };
+                    self.gc_move(&buf[pos..pos + align(len).min(buf.len() - pos)], loc)?;
+                    pos += align(len);
+                }
+                Err(Bad::Empty) => break,
+                Err(_) => pos = (pos + 1).next_multiple_of(self.geo.min_io as usize),
+            }
+        }
+        Ok(())
+    }
+
+    fn gc_move(&mut self, bytes: &[u8], loc: Loc) -> FsResult<()> {
+        let Ok((_, node)) = parse_node(bytes) else { return Ok(()) };
+        let Some(key) = node.key() else { return Ok(()) };
+        if self.tnc.lookup(&key) != Some(loc) {
+            return Ok(());
+        }
+        let mut copy = bytes.to_vec();
+        copy.resize(align(loc.len as usize), 0);
+        let new = self.head_append(GC, &[copy])?[0];
+        if let Some(old) = self.tnc.insert(&key, new) {
+            self.obsolete(old);
+        }
+        self.counters.gc_moved_nodes += 1;
+        Ok(())
+    }
+}

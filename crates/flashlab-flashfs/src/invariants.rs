@@ -1,0 +1,110 @@
+//! Invariant checks (`check_invariants`; run after every operation in
+//! strict mode and after every recovery by the power-cut campaign).
+
+use crate::api::BLOCK;
+use crate::error::{FsResult, InvariantViolation};
+use crate::fs::Fs;
+use crate::key::{Key, KIND_DATA, KIND_DENT, KIND_INO};
+use crate::node::Node;
+use crate::tnc::Br;
+
+fn bad(s: String) -> crate::error::FsError {
+    InvariantViolation::new(s).into()
+}
+
+impl Fs {
+    /// Checks the index shape, every leaf node, the namespace and the LEB
+    /// properties. Reads every leaf node (costs NAND reads).
+    pub fn check_invariants(&mut self) -> FsResult<()> {
+        self.ubi.check_consistency().map_err(|e| bad(format!("UBI: {e}")))?;
+        self.check_tree()?;
+        self.check_lprops()?;
+        self.check_leaves()
+    }
+
+    fn check_tree(&self) -> FsResult<()> {
+        let Some(r) = self.tnc.root() else { return Ok(()) };
+        let mut stack = vec![(r, None::<Key>)];
+        while let Some((n, lower)) = stack.pop() {
+            let z = self.tnc.node(n);
+            if z.entries.is_empty() || z.entries.len() > self.tnc.fanout() {
+                return Err(bad(format!("znode with {} entries", z.entries.len())));
+            }
+            if z.entries.windows(2).any(|w| w[0].0 >= w[1].0) || lower.as_ref().is_some_and(|l| z.entries[0].0 < *l) {
+                return Err(bad("znode keys out of order".into()));
+            }
+            for (k, br) in &z.entries {
+                match (*br, z.level) {
+                    (Br::Leaf(_), 0) => {}
+                    (Br::Child(c), l) if l > 0 && self.tnc.node(c).level == l - 1 => stack.push((c, Some(k.clone()))),
+                    _ => return Err(bad("znode level mismatch".into())),
+                }
+            }
+            if z.dirty && z.loc.is_some() {
+                return Err(bad("dirty znode with a location".into()));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_lprops(&self) -> FsResult<()> {
+        let live = self.live_bytes();
+        let leb = self.geo.leb_bytes;
+        for l in self.geo.main_first..self.geo.leb_count {
+            let p = self.lp[l as usize];
+            if p.free + p.dirty > leb {
+                return Err(bad(format!("LEB {l}: free {} + dirty {} > {leb}", p.free, p.dirty)));
+            }
+            let used = leb - p.free - p.dirty;
+            if used != live[l as usize] {
+                return Err(bad(format!("LEB {l}: used {used} but live {}", live[l as usize])));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_leaves(&mut self) -> FsResult<()> {
+        let all = self.tnc.range(&Key::first(0, 0), &Key::first(u32::MAX, 7));
+        let mut sizes = std::collections::HashMap::new();
+        for (k, loc) in &all {
+            let node = self.read_node(*loc).map_err(|e| bad(format!("{k:?}: {e}")))?;
+            if node.key().as_ref() != Some(k) {
+                return Err(bad(format!("{k:?} points at a node of another key")));
+            }
+            if let Node::Ino(i) = &node {
+                if i.nlink == 0 && !(self.orphans.contains(&i.inum) && self.fds.values().any(|x| *x == i.inum)) {
+                    return Err(bad(format!("inode {} has no links and is not an open orphan", i.inum)));
+                }
+                sizes.insert(i.inum, (i.size, i.is_dir));
+            }
+        }
+        for (k, loc) in all {
+            match k.kind {
+                KIND_INO => {}
+                KIND_DATA => match sizes.get(&k.inum) {
+                    Some((size, false)) if (k.sub as u64) * BLOCK < *size => {}
+                    _ => return Err(bad(format!("data block {} of inode {} beyond EOF or orphaned", k.sub, k.inum))),
+                },
+                KIND_DENT => self.check_dent(&k, loc, &sizes)?,
+                _ => return Err(bad(format!("unknown key kind {}", k.kind))),
+            }
+        }
+        Ok(())
+    }
+
+    fn check_dent(
+        &mut self,
+        k: &Key,
+        loc: crate::node::Loc,
+        sizes: &std::collections::HashMap<u32, (u64, bool)>,
+    ) -> FsResult<()> {
+        if !matches!(sizes.get(&k.inum), Some((_, true))) {
+            return Err(bad(format!("entry in non-directory {}", k.inum)));
+        }
+        let Node::Dent(d) = self.read_node(loc)? else { return Err(bad("dent".into())) };
+        match sizes.get(&d.target) {
+            Some((_, dir)) if *dir == d.is_dir && d.target != 0 => Ok(()),
+            _ => Err(bad(format!("entry {:?} points at missing inode {}", String::from_utf8_lossy(&d.name), d.target))),
+        }
+    }
+}

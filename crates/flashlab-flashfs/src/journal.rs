@@ -1,0 +1,225 @@
+//! Journal heads (base, data, GC) with write buffers, buds, and the log of
+//! reference nodes. A bud's reference node is on flash before any node is
+//! written into the bud, so replay finds every bud that holds data.
+
+use crate::error::{Errno, FsResult};
+use crate::fs::{pad_into, Fs, BASE, DATA, F_BUD, F_INDEX, GC};
+use crate::node::{Loc, Node, G_IN, G_LAST, G_NONE};
+use flashlab_mtd::Cause;
+
+pub(crate) fn head_cause(h: usize) -> Cause {
+    match h {
+        BASE => Cause::Base,
+        DATA => Cause::Data,
+        GC => Cause::Gc,
+        _ => Cause::Index,
+    }
+}
+
+impl Fs {
+    /// Encodes `nodes` as one group and appends it to head `h` (all in one
+    /// LEB). Returns their locations.
+    pub(crate) fn journal_write(&mut self, h: usize, nodes: &[Node]) -> FsResult<Vec<Loc>> {
+        let n = nodes.len();
+        let bufs: Vec<Vec<u8>> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, node)| {
+                let g = if n == 1 {
+                    G_NONE
+                } else if i + 1 == n {
+                    G_LAST
+                } else {
+                    G_IN
+                };
+                let sq = self.next_sqnum();
+                node.encode(sq, g)
+            })
+            .collect();
+        self.head_append(h, &bufs)
+    }
+
+    /// Appends already-encoded nodes to head `h`.
+    pub(crate) fn head_append(&mut self, h: usize, bufs: &[Vec<u8>]) -> FsResult<Vec<Loc>> {
+        let total: u32 = bufs.iter().map(|b| b.len() as u32).sum();
+        let fits = self.heads[h].lnum.is_some() && self.heads[h].end() + total <= self.geo.leb_bytes;
+        if !fits {
+            self.head_switch(h)?;
+        }
+        let lnum = self.heads[h].lnum.unwrap_or(0);
+        let mut locs = Vec::with_capacity(bufs.len());
+        for b in bufs {
+            let len = u32::from_le_bytes([b[16], b[17], b[18], b[19]]);
+            locs.push(Loc { lnum, offs: self.heads[h].end(), len });
+            self.heads[h].wbuf.extend_from_slice(b);
+        }
+        self.lp[lnum as usize].free -= total;
+        self.head_flush_full(h)?;
+        Ok(locs)
+    }
+
+    fn head_flush_full(&mut self, h: usize) -> FsResult<()> {
+        let io = self.geo.min_io as usize;
+        let full = self.heads[h].wbuf.len() / io * io;
+        if full == 0 {
+            return Ok(());
+        }
+        let lnum = self.heads[h].lnum.unwrap_or(0);
+        let offs = self.heads[h].wbuf_offs;
+        let chunk: Vec<u8> = self.heads[h].wbuf.drain(..full).collect();
+        self.heads[h].wbuf_offs += full as u32;
+        self.ubi.leb_write(self.vol, lnum, offs, &chunk, head_cause(h))?;
+        Ok(())
+    }
+
+    /// Pads the write buffer to a page and programs it.
+    pub(crate) fn head_sync(&mut self, h: usize) -> FsResult<()> {
+        let Some(lnum) = self.heads[h].lnum else { return Ok(()) };
+        let len = self.heads[h].wbuf.len();
+        if len == 0 {
+            return Ok(());
+        }
+        let io = self.geo.min_io as usize;
+        let target = len.next_multiple_of(io);
+        let room = (self.geo.leb_bytes - self.heads[h].wbuf_offs) as usize;
+        let target = target.min(room);
+        pad_into(&mut self.heads[h].wbuf, target);
+        let pad = (target - len) as u32;
+        self.lp[lnum as usize].free -= pad;
+        self.lp[lnum as usize].dirty += pad;
+        self.head_flush_full(h)
+    }
+
+    /// Syncs every journal head (what fsync and sync do).
+    pub(crate) fn sync_heads(&mut self) -> FsResult<()> {
+        for h in [BASE, DATA, GC] {
+            self.head_sync(h)?;
+        }
+        Ok(())
+    }
+
+    /// Moves head `h` to a fresh bud: maybe commit first, take an empty
+    /// LEB, write its reference node to the log.
+    fn head_switch(&mut self, h: usize) -> FsResult<()> {
+        self.head_sync(h)?;
+        self.heads[h].lnum = None;
+        if !self.in_commit && (!self.log_has_room() || self.journal_full()) {
+            self.commit()?;
+        }
+        let lnum = if h == GC { self.take_empty()? } else { self.take_empty_for_head()? };
+        self.log_ref(lnum, 0, h as u8)?;
+        self.lp[lnum as usize].flags |= F_BUD;
+        self.heads[h].lnum = Some(lnum);
+        self.heads[h].wbuf_offs = 0;
+        self.heads[h].wbuf.clear();
+        Ok(())
+    }
+
+    pub(crate) fn journal_full(&self) -> bool {
+        let max = match self.cfg.journal_max_buds {
+            0 => (self.geo.main_lebs() / 4).max(2),
+            n => n,
+        };
+        self.lp.iter().filter(|p| p.flags & F_BUD != 0).count() as u32 >= max
+    }
+
+    /// True when LEB `l` is empty and may be taken.
+    pub(crate) fn is_empty_leb(&self, l: u32) -> bool {
+        let p = self.lp[l as usize];
+        self.geo.is_main(l)
+            && p.free + p.dirty == self.geo.leb_bytes
+            && p.flags & (F_BUD | crate::fs::F_TAKEN) == 0
+            && !self.heads.iter().any(|h| h.lnum == Some(l))
+            && self.idx_head.lnum != Some(l)
+    }
+
+    pub(crate) fn count_empty(&self) -> u32 {
+        (self.geo.main_first..self.geo.leb_count).filter(|l| self.is_empty_leb(*l)).count() as u32
+    }
+
+    /// Takes an empty LEB (unmapping stale content).
+    pub(crate) fn take_empty(&mut self) -> FsResult<u32> {
+        let l = (self.geo.main_first..self.geo.leb_count).find(|l| self.is_empty_leb(*l)).ok_or(Errno::ENOSPC)?;
+        if self.ubi.is_mapped(self.vol, l)? {
+            // Its nodes are obsolete, possibly only because of nodes still
+            // in write buffers: make those durable before erasing.
+            self.sync_heads()?;
+            self.ubi.leb_unmap(self.vol, l, Cause::Other)?;
+        }
+        self.lp[l as usize] = crate::fs::Lprops { free: self.geo.leb_bytes, dirty: 0, flags: 0 };
+        Ok(l)
+    }
+
+    /// Empty LEBs journal heads must leave for GC and the next commit.
+    pub(crate) fn reserved_lebs(&self) -> u32 {
+        1 + self.idx_reserve_lebs()
+    }
+
+    /// Takes an empty LEB for a base/data head, running GC and, if that
+    /// is not enough, a commit.
+    fn take_empty_for_head(&mut self) -> FsResult<u32> {
+        let mut commits = 0;
+        for _ in 0..(4 * self.geo.main_lebs() + 8) {
+            if self.count_empty() > self.reserved_lebs() {
+                return self.take_empty();
+            }
+            if self.gc_once()? {
+                continue;
+            }
+            if commits >= 3 || self.in_commit {
+                break;
+            }
+            // GC-head buds become collectable after a commit.
+            self.commit()?;
+            commits += 1;
+        }
+        self.counters.enospc_late += 1;
+        Err(Errno::ENOSPC.into())
+    }
+
+    pub(crate) fn log_has_room(&self) -> bool {
+        self.log.offs + self.geo.min_io <= self.geo.leb_bytes || self.log.used + 1 < self.geo.log_lebs
+    }
+
+    pub(crate) fn next_log_lnum(&self, l: u32) -> u32 {
+        let g = self.geo;
+        g.log_first + (l - g.log_first + 1) % g.log_lebs
+    }
+
+    /// Appends a reference node to the log, synchronously.
+    pub(crate) fn log_ref(&mut self, lnum: u32, offs: u32, jhead: u8) -> FsResult<()> {
+        if self.log.offs + self.geo.min_io > self.geo.leb_bytes {
+            let next = self.next_log_lnum(self.log.lnum);
+            self.unmap(next, Cause::Log)?;
+            self.log.lnum = next;
+            self.log.offs = 0;
+            self.log.used += 1;
+        }
+        let sq = self.next_sqnum();
+        let b = Node::Ref { lnum, offs, jhead }.encode(sq, G_NONE);
+        let n = self.write_padded(self.log.lnum, self.log.offs, b, Cause::Log)?;
+        self.log.offs += n;
+        Ok(())
+    }
+
+    /// Clears the bud flag of every LEB that is not an open head.
+    pub(crate) fn clear_buds(&mut self) {
+        let heads: Vec<u32> = self.heads.iter().filter_map(|h| h.lnum).collect();
+        for (l, p) in self.lp.iter_mut().enumerate() {
+            if !heads.contains(&(l as u32)) {
+                p.flags &= !F_BUD;
+            }
+        }
+    }
+
+    /// Drops the index flag of LEBs that became empty.
+    pub(crate) fn clear_empty_index_flags(&mut self) {
+        let leb = self.geo.leb_bytes;
+        let ih = self.idx_head.lnum;
+        for (l, p) in self.lp.iter_mut().enumerate() {
+            if p.free + p.dirty == leb && Some(l as u32) != ih {
+                p.flags &= !F_INDEX;
+            }
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! Index keys: 32-bit inode number, key type, 29-bit block number or name
+//! hash; directory-entry keys also carry the name (resolving collisions).
+
+/// Key type (3 bits in UBIFS).
+pub const KIND_INO: u8 = 0;
+pub const KIND_DATA: u8 = 1;
+pub const KIND_DENT: u8 = 2;
+
+/// An index key, ordered by (inum, kind, sub, name).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key {
+    pub inum: u32,
+    pub kind: u8,
+    /// Block number (data) or 29-bit name hash (dent); 0 for inodes.
+    pub sub: u32,
+    /// Entry name (dent keys only).
+    pub name: Box<[u8]>,
+}
+
+impl Key {
+    pub fn ino(inum: u32) -> Key {
+        Key { inum, kind: KIND_INO, sub: 0, name: Box::new([]) }
+    }
+
+    pub fn data(inum: u32, block: u32) -> Key {
+        Key { inum, kind: KIND_DATA, sub: block, name: Box::new([]) }
+    }
+
+    pub fn dent(parent: u32, name: &[u8]) -> Key {
+        Key { inum: parent, kind: KIND_DENT, sub: name_hash(name), name: name.into() }
+    }
+
+    /// Smallest key of `inum` with `kind`.
+    pub fn first(inum: u32, kind: u8) -> Key {
+        Key { inum, kind, sub: 0, name: Box::new([]) }
+    }
+
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.inum.to_le_bytes());
+        out.push(self.kind);
+        out.extend_from_slice(&self.sub.to_le_bytes());
+        out.push(self.name.len() as u8);
+        out.extend_from_slice(&self.name);
+    }
+
+    /// Decodes a key at the start of `b`; returns it and its length.
+    pub fn decode(b: &[u8]) -> Option<(Key, usize)> {
+        if b.len() < 10 {
+            return None;
+        }
+        let inum = u32::from_le_bytes(b[0..4].try_into().ok()?);
+        let sub = u32::from_le_bytes(b[5..9].try_into().ok()?);
+        let n = b[9] as usize;
+        let name = b.get(10..10 + n)?;
+        Some((Key { inum, kind: b[4], sub, name: name.into() }, 10 + n))
+    }
+}
+
+/// 29-bit FNV-1a hash of a name.
+pub fn name_hash(name: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in name {
+        h ^= *b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h & 0x1FFF_FFFF
+}

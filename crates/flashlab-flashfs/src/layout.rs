@@ -1,0 +1,65 @@
+//! Volume layout: superblock, two master LEBs, log, two LPT areas, two
+//! orphan areas, then the main area (data, index, journal buds).
+
+use crate::node::HDR;
+
+pub const SB_LNUM: u32 = 0;
+pub const MST_LNUMS: [u32; 2] = [1, 2];
+
+/// Derived geometry of a formatted volume.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FsGeo {
+    pub leb_bytes: u32,
+    pub min_io: u32,
+    pub leb_count: u32,
+    pub log_first: u32,
+    pub log_lebs: u32,
+    pub lpt_first: u32,
+    /// LEBs per LPT area (there are two).
+    pub lpt_lebs: u32,
+    pub orph_first: u32,
+    pub main_first: u32,
+}
+
+/// Bytes of one LPT pnode (4 LEBs) or nnode (4 children), aligned.
+pub const LPT_NODE_BYTES: u32 = 88;
+
+impl FsGeo {
+    pub fn new(leb_count: u32, leb_bytes: u32, min_io: u32, log_lebs: u32, lpt_lebs: u32) -> FsGeo {
+        let log_first = 3;
+        let lpt_first = log_first + log_lebs;
+        let orph_first = lpt_first + 2 * lpt_lebs;
+        FsGeo {
+            leb_bytes,
+            min_io,
+            leb_count,
+            log_first,
+            log_lebs,
+            lpt_first,
+            lpt_lebs,
+            orph_first,
+            main_first: orph_first + 2,
+        }
+    }
+
+    /// LEBs one LPT area needs for `leb_count` LEBs.
+    pub fn lpt_lebs_for(leb_count: u32, leb_bytes: u32, min_io: u32) -> u32 {
+        let pnodes = leb_count.div_ceil(4);
+        let nodes = pnodes + pnodes.div_ceil(3) + 4;
+        let per_leb = (leb_bytes - min_io) / LPT_NODE_BYTES;
+        nodes.div_ceil(per_leb.max(1)).max(1)
+    }
+
+    pub fn main_lebs(&self) -> u32 {
+        self.leb_count.saturating_sub(self.main_first)
+    }
+
+    pub fn is_main(&self, lnum: u32) -> bool {
+        lnum >= self.main_first && lnum < self.leb_count
+    }
+
+    /// Largest node the journal writes (a 4 KiB data node + header).
+    pub fn max_node_bytes(&self) -> u32 {
+        (4096 + HDR as u32 + 64).next_multiple_of(8)
+    }
+}

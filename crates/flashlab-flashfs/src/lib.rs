@@ -1,0 +1,47 @@
+//! flashlab-flashfs: a UBIFS-style flash file system on flashlab-ubi.
+//!
+//! All content lives in CRC-protected nodes (inodes, 4 KiB data blocks
+//! with optional compression, directory entries, truncations) appended to
+//! journal heads (base, data, GC); a log of reference nodes lists the buds.
+//! A commit writes the in-memory index B-tree out of place (the wandering
+//! tree), the LEB-properties tree and the orphan list, then the master
+//! node. Mount reads the master, loads the index and replays the journal
+//! in sequence-number order. See `docs/flashfs.md`.
+//!
+//! Also: [`powercut`] (the power-cut campaign), [`model`] (the reference
+//! file system used by tests) and [`jffs2`] (a JFFS2-style baseline).
+
+// Failures hand UBI (and so the device) back by value, on purpose.
+#![allow(clippy::result_large_err)]
+
+mod api;
+mod budget;
+mod codec;
+mod commit;
+mod compress;
+mod error;
+mod fs;
+mod gc;
+mod invariants;
+pub mod jffs2;
+mod journal;
+mod key;
+mod layout;
+pub mod model;
+mod mount;
+mod node;
+mod orphan;
+pub mod powercut;
+mod replay;
+pub mod scaling;
+mod settings;
+mod stats;
+mod tnc;
+
+pub use api::{DirEntry, Stat, StatFs, BLOCK, MAX_FILE_BYTES, NAME_MAX};
+pub use compress::Compression;
+pub use error::{Errno, FsError, FsResult, InvariantViolation, MountFailure};
+pub use fs::{Fd, Fs};
+pub use layout::FsGeo;
+pub use settings::FsSettings;
+pub use stats::{distribution, EraseDistribution, FsCounters, Stats};

@@ -1,0 +1,280 @@
+//! Format and mount: read the superblock and the newest master node, load
+//! the LPT, the index and the orphan list, replay the journal (buds listed
+//! by the log) in sequence-number order, recompute the LEB properties, and
+//! commit if anything was replayed.
+
+use crate::codec::parse_node;
+use crate::error::{FsError, FsResult, MountFailure};
+use crate::fs::{Fs, Lprops, F_BUD, F_INDEX};
+use crate::layout::{FsGeo, MST_LNUMS, SB_LNUM};
+use crate::node::{InoNode, LptNode, MstNode, Node, SbNode, G_NONE};
+use crate::settings::FsSettings;
+use crate::tnc::{Br, Znode};
+use flashlab_mtd::Cause;
+use flashlab_ubi::Ubi;
+
+type PageCache = std::collections::HashMap<(u32, u32), Vec<u8>>;
+
+fn corrupt(s: &str) -> FsError {
+    FsError::Corrupt(s.to_string())
+}
+
+impl Fs {
+    /// Creates an empty file system (root directory, inode 1) on volume `vol`.
+    pub fn format(ubi: Ubi, vol: u32, cfg: FsSettings) -> Result<Fs, MountFailure> {
+        let geo = match Self::plan(&ubi, vol, &cfg) {
+            Ok(g) => g,
+            Err(error) => return Err(MountFailure { ubi, error }),
+        };
+        let mut fs = Fs::new_state(ubi, vol, cfg, geo);
+        match fs.do_format() {
+            Ok(()) => Ok(fs),
+            Err(error) => Err(MountFailure { ubi: fs.ubi, error }),
+        }
+    }
+
+    fn plan(ubi: &Ubi, vol: u32, cfg: &FsSettings) -> FsResult<FsGeo> {
+        cfg.validate().map_err(|e| FsError::Corrupt(e.to_string()))?;
+        let info = ubi.volumes().into_iter().find(|v| v.id == vol).ok_or(FsError::Corrupt("no such volume".into()))?;
+        let (leb, io) = (ubi.leb_bytes(), ubi.min_io());
+        let lpt = FsGeo::lpt_lebs_for(info.lebs, leb, io);
+        let geo = FsGeo::new(info.lebs, leb, io, cfg.log_lebs, lpt);
+        if geo.main_lebs() < 8 || leb < 4 * geo.max_node_bytes() {
+            return Err(corrupt("volume too small (need 8 main LEBs of at least 4 data nodes)"));
+        }
+        Ok(geo)
+    }
+
+    fn do_format(&mut self) -> FsResult<()> {
+        for l in 0..self.geo.leb_count {
+            self.unmap(l, Cause::Meta)?;
+        }
+        let g = self.geo;
+        let sb = SbNode {
+            leb_bytes: g.leb_bytes,
+            leb_count: g.leb_count,
+            min_io: g.min_io,
+            fanout: self.cfg.fanout,
+            log_lebs: g.log_lebs,
+            lpt_lebs: g.lpt_lebs,
+            compr: self.cfg.compression.code(),
+        };
+        let b = Node::Sb(sb).encode(1, G_NONE);
+        self.ubi.leb_change(self.vol, SB_LNUM, &b, Cause::Meta)?;
+        self.sqnum = 1;
+        let lf = self.geo.log_first;
+        self.log = crate::fs::LogPos { first: lf, lnum: lf, offs: 0, used: 1 };
+        let root = InoNode { inum: 1, nlink: 1, size: 0, is_dir: true };
+        let loc = self.journal_write(crate::fs::BASE, &[Node::Ino(root.clone())])?[0];
+        self.tnc.insert(&crate::key::Key::ino(1), loc);
+        self.inodes.insert(1, root);
+        self.commit()
+    }
+
+    /// Mounts the file system on volume `vol` (recovering after a cut).
+    pub fn mount(ubi: Ubi, vol: u32, cfg: FsSettings) -> Result<Fs, MountFailure> {
+        let ops0 = ubi.nand().stats().ops;
+        let mut fs = Fs::new_state(ubi, vol, cfg, FsGeo::new(0, 0, 0, 0, 0));
+        match fs.do_mount() {
+            Ok(()) => {
+                fs.counters.mount_ops = fs.ubi.nand().stats().ops - ops0;
+                Ok(fs)
+            }
+            Err(error) => Err(MountFailure { ubi: fs.ubi, error }),
+        }
+    }
+
+    fn do_mount(&mut self) -> FsResult<()> {
+        self.read_sb()?;
+        let m = self.read_master()?;
+        self.commit_no = m.commit_no;
+        self.highest_inum = m.highest_inum;
+        self.load_lpt(m.lpt_root.ok_or(corrupt("no LPT"))?)?;
+        if let Some(r) = m.root {
+            let root = self.load_znode(r, 64, &mut PageCache::new())?;
+            self.tnc.set_root(Some(root));
+        }
+        self.load_orphans(m.orph)?;
+        let replayed = self.replay(&m)?;
+        self.restore_idx_head(m.idx_head);
+        let orphans = self.process_orphans()?;
+        if replayed || orphans || !m.clean {
+            self.commit()?;
+        }
+        Ok(())
+    }
+
+    fn read_sb(&mut self) -> FsResult<()> {
+        let io = self.ubi.min_io();
+        let mut b = vec![0u8; io as usize];
+        self.ubi.leb_read(self.vol, SB_LNUM, 0, &mut b, Cause::Mount)?;
+        let Ok((_, Node::Sb(sb))) = parse_node(&b) else { return Err(corrupt("bad superblock")) };
+        if sb.leb_bytes != self.ubi.leb_bytes() || sb.min_io != io || !(3..=64).contains(&sb.fanout) {
+            return Err(corrupt("superblock does not match the volume"));
+        }
+        let geo = FsGeo::new(sb.leb_count, sb.leb_bytes, sb.min_io, sb.log_lebs, sb.lpt_lebs);
+        let vol_lebs = self.ubi.volumes().iter().find(|v| v.id == self.vol).map_or(0, |v| v.lebs);
+        if geo.main_lebs() < 8 || sb.leb_count > vol_lebs {
+            return Err(corrupt("superblock geometry"));
+        }
+        self.geo = geo;
+        self.cfg.fanout = sb.fanout;
+        self.cfg.log_lebs = sb.log_lebs;
+        self.tnc = crate::tnc::Tnc::new(sb.fanout as usize);
+        self.lp = vec![Lprops { free: geo.leb_bytes, dirty: 0, flags: 0 }; geo.leb_count as usize];
+        Ok(())
+    }
+
+    /// Newest valid master node over both copies; records append offsets.
+    fn read_master(&mut self) -> FsResult<MstNode> {
+        let mut best: Option<(u64, u64, MstNode)> = None;
+        let io = self.geo.min_io as usize;
+        for (i, lnum) in MST_LNUMS.iter().enumerate() {
+            let mut next = 0;
+            let mut page = vec![0u8; io];
+            for p in 0..(self.geo.leb_bytes as usize / io) {
+                self.ubi.leb_read(self.vol, *lnum, (p * io) as u32, &mut page, Cause::Mount)?;
+                if page.iter().all(|x| *x == 0xFF) {
+                    break;
+                }
+                next = (p + 1) * io;
+                let page = &page[..];
+                if let Ok((h, Node::Mst(m))) = parse_node(page) {
+                    if best.as_ref().map_or(true, |(c, s, _)| (m.commit_no, h.sqnum) > (*c, *s)) {
+                        best = Some((m.commit_no, h.sqnum, m));
+                    }
+                }
+            }
+            self.master_next[i] = next as u32;
+        }
+        let (_, sq, m) = best.ok_or(corrupt("no valid master node"))?;
+        self.sqnum = sq;
+        Ok(m)
+    }
+
+    fn load_lpt(&mut self, root: crate::node::Loc) -> FsResult<()> {
+        self.lpt_area = u32::from(root.lnum >= self.geo.lpt_first + self.geo.lpt_lebs);
+        let mut stack = vec![root];
+        let mut cache = PageCache::new();
+        while let Some(loc) = stack.pop() {
+            match self.read_cached(loc, &mut cache)? {
+                Node::Lpt(LptNode::Nnode { children }) => stack.extend(children),
+                Node::Lpt(LptNode::Pnode { first, props }) => {
+                    for (i, (free, dirty, flags)) in props.into_iter().enumerate() {
+                        if let Some(p) = self.lp.get_mut(first as usize + i) {
+                            *p = Lprops { free: free.min(self.geo.leb_bytes), dirty, flags };
+                        }
+                    }
+                }
+                _ => return Err(corrupt("bad LPT node")),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a node through a page cache (index and LPT nodes are packed,
+    /// so loading them costs one read per page, not per node).
+    fn read_cached(&mut self, loc: crate::node::Loc, cache: &mut PageCache) -> FsResult<Node> {
+        let io = self.geo.min_io;
+        let mut b = Vec::with_capacity(loc.len as usize);
+        let mut pos = loc.offs;
+        while pos < loc.offs + loc.len {
+            let page = pos / io;
+            if let std::collections::hash_map::Entry::Vacant(e) = cache.entry((loc.lnum, page)) {
+                let mut p = vec![0u8; io as usize];
+                self.ubi.leb_read(self.vol, loc.lnum, page * io, &mut p, Cause::Mount)?;
+                e.insert(p);
+            }
+            let p = &cache[&(loc.lnum, page)];
+            let end = ((page + 1) * io).min(loc.offs + loc.len);
+            b.extend_from_slice(&p[(pos - page * io) as usize..(end - page * io) as usize]);
+            pos = end;
+        }
+        match crate::codec::parse_node(&b) {
+            Ok((h, n)) if h.len == loc.len => Ok(n),
+            _ => Err(corrupt("bad node while loading")),
+        }
+    }
+
+    fn load_znode(&mut self, loc: crate::node::Loc, depth: u32, cache: &mut PageCache) -> FsResult<usize> {
+        let Node::Idx { level, branches } = self.read_cached(loc, cache)? else {
+            return Err(corrupt("bad index node"));
+        };
+        if depth == 0 || branches.is_empty() {
+            return Err(corrupt("index too deep or empty node"));
+        }
+        let mut entries = Vec::with_capacity(branches.len());
+        for (k, l) in branches {
+            let br = if level == 0 { Br::Leaf(l) } else { Br::Child(self.load_znode(l, depth - 1, cache)?) };
+            entries.push((k, br));
+        }
+        Ok(self.tnc.alloc(Znode { level, entries, dirty: false, loc: Some(loc) }))
+    }
+
+    fn load_orphans(&mut self, loc: Option<crate::node::Loc>) -> FsResult<()> {
+        let Some(loc) = loc else { return Ok(()) };
+        self.orph_area = loc.lnum - self.geo.orph_first;
+        match self.read_node(loc)? {
+            Node::Orph { inums, .. } => self.orphans = inums.into_iter().collect(),
+            _ => return Err(corrupt("bad orphan node")),
+        }
+        Ok(())
+    }
+
+    /// Continues appending index nodes to the last index LEB only if its
+    /// unwritten tail really is erased (an interrupted commit may have
+    /// written there).
+    fn restore_idx_head(&mut self, lnum: u32) {
+        if !self.geo.is_main(lnum) || self.lp[lnum as usize].flags & F_INDEX == 0 {
+            return;
+        }
+        let p = self.lp[lnum as usize];
+        let offs = self.geo.leb_bytes - p.free;
+        let mut tail = vec![0u8; p.free as usize];
+        if p.free == 0
+            || self.ubi.leb_read(self.vol, lnum, offs, &mut tail, Cause::Mount).is_err()
+            || tail.iter().any(|b| *b != 0xFF)
+        {
+            let lp = &mut self.lp[lnum as usize];
+            lp.dirty += lp.free;
+            lp.free = 0;
+            return;
+        }
+        self.idx_head = crate::fs::Head { lnum: Some(lnum), wbuf: Vec::new(), wbuf_offs: offs };
+    }
+
+    /// Recomputes dirty space of every main LEB from the index.
+    pub(crate) fn recompute_dirty(&mut self) {
+        let live = self.live_bytes();
+        for l in self.geo.main_first..self.geo.leb_count {
+            let p = &mut self.lp[l as usize];
+            let written = self.geo.leb_bytes - p.free;
+            p.dirty = written.saturating_sub(live[l as usize]);
+            if p.flags & F_BUD == 0 && live[l as usize] == 0 {
+                p.flags &= !F_INDEX;
+            }
+        }
+    }
+
+    /// Live bytes per LEB: leaf nodes and committed index nodes.
+    pub(crate) fn live_bytes(&self) -> Vec<u32> {
+        let mut live = vec![0u32; self.lp.len()];
+        for n in self.tnc.znodes() {
+            let z = self.tnc.node(n);
+            if let Some(l) = z.loc {
+                live[l.lnum as usize] += l.aligned_len();
+            }
+            for (_, br) in &z.entries {
+                if let Br::Leaf(l) = br {
+                    if let Some(x) = live.get_mut(l.lnum as usize) {
+                        *x += l.aligned_len();
+                    }
+                }
+            }
+        }
+        for l in &self.tnc.pending_obsolete {
+            live[l.lnum as usize] += l.aligned_len();
+        }
+        live
+    }
+}

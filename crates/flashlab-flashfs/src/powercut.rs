@@ -1,0 +1,526 @@
+//! The power-cut campaign: run a seeded workload, cut power at every k-th
+//! NAND operation (each cut on a fresh copy of the formatted device),
+//! reboot, attach and mount, then check that everything fsynced before
+//! the cut is intact, that the invariants hold, that the file system is
+//! still usable, and that nothing panicked.
+
+use crate::model::{apply_fs, apply_model, read_path, Entry, ModelFs, Op, PATHS};
+use crate::{Fs, FsError, FsSettings};
+use flashlab_mtd::{Nand, NandSettings, SettingsError};
+use flashlab_ubi::{Ubi, UbiSettings};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Campaign configuration.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CampaignSettings {
+    pub flash: NandSettings,
+    pub ubi: UbiSettings,
+    pub fs: FsSettings,
+    /// Seed of the generated workload.
+    pub workload_seed: u64,
+    /// File-system operations in the workload.
+    pub workload_ops: u32,
+    /// Cut power at every k-th NAND operation of the run (1 = every one).
+    pub every_k_ops: u64,
+    /// Stop after this many cut points (0 = all).
+    pub max_cut_points: u64,
+    /// Largest write or truncate size in the workload.
+    pub max_file_bytes: u32,
+    /// Bytes written (in 64 KiB files the workload never touches) before
+    /// the campaign, so that GC has to move them; they must survive
+    /// every cut.
+    pub prefill_bytes: u32,
+}
+
+impl Default for CampaignSettings {
+    fn default() -> Self {
+        Self {
+            flash: NandSettings::small(64, 16, 2048),
+            ubi: UbiSettings::default(),
+            fs: FsSettings::default(),
+            workload_seed: 1,
+            workload_ops: 120,
+            every_k_ops: 1,
+            max_cut_points: 0,
+            max_file_bytes: 24_000,
+            prefill_bytes: 0,
+        }
+    }
+}
+
+impl CampaignSettings {
+    /// Checks every field; the error names the first bad one.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        self.flash.validate()?;
+        self.ubi.validate()?;
+        self.fs.validate()?;
+        if self.every_k_ops == 0 {
+            return Err(SettingsError::new("every_k_ops", "must be at least 1"));
+        }
+        if self.workload_ops == 0 {
+            return Err(SettingsError::new("workload_ops", "must be at least 1"));
+        }
+        if self.max_file_bytes == 0 || self.max_file_bytes > 1 << 24 {
+            return Err(SettingsError::new("max_file_bytes", "must be in 1..=16777216"));
+        }
+        Ok(())
+    }
+}
+
+/// What the campaign found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CampaignReport {
+    pub cut_points: u64,
+    /// Cut points after which attach + mount succeeded.
+    pub recoveries: u64,
+    /// Fsynced bytes that were missing or different after recovery.
+    pub lost_fsynced_bytes: u64,
+    /// Failed invariant checks, failed mounts, unusable file systems and
+    /// model mismatches before the cut.
+    pub invariant_violations: u64,
+    pub panics: u64,
+    pub mount_failures: u64,
+    /// NAND operations of the uncut run (mount + workload).
+    pub workload_nand_ops: u64,
+    pub workload_fsyncs: u64,
+    /// Operations of the uncut run refused with ENOSPC.
+    pub workload_enospc: u64,
+    /// Counters of the uncut run.
+    pub workload_stats: Option<crate::Stats>,
+    pub mean_recovery_nand_ops: f64,
+    pub max_recovery_nand_ops: u64,
+    /// The first failures, for diagnosis.
+    pub failures: Vec<String>,
+}
+
+/// Generates the workload: mostly valid operations (chosen against a
+/// model of the namespace), some invalid ones for the error paths.
+pub fn generate_ops(seed: u64, n: u32, max_bytes: u32) -> Vec<Op> {
+    let mut r = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut m = ModelFs::default();
+    let mut held = Vec::new();
+    let mut out = vec![Op::Mkdir(3), Op::Mkdir(6)];
+    for op in &out {
+        let _ = apply_model(&mut m, &mut held, op);
+    }
+    while out.len() < n as usize {
+        let op = pick_op(&mut r, &m, max_bytes);
+        let _ = apply_model(&mut m, &mut held, &op);
+        out.push(op);
+    }
+    out.truncate(n as usize);
+    out
+}
+
+fn pick_path(r: &mut Xoshiro256PlusPlus, m: &ModelFs, want: Option<bool>) -> usize {
+    let np = PATHS.len();
+    let cands: Vec<usize> = (0..np)
+        .filter(|i| {
+            matches!(
+                (m.entries.get(PATHS[*i]), want),
+                (Some(Entry::File(_)), Some(false)) | (Some(Entry::Dir), Some(true)) | (None, None)
+            )
+        })
+        .collect();
+    if cands.is_empty() || r.gen_bool(0.1) {
+        r.gen_range(0..np)
+    } else {
+        cands[r.gen_range(0..cands.len())]
+    }
+}
+
+fn pick_op(r: &mut Xoshiro256PlusPlus, m: &ModelFs, max_bytes: u32) -> Op {
+    let file = |r: &mut Xoshiro256PlusPlus| pick_path(r, m, Some(false));
+    match r.gen_range(0..100) {
+        0..=9 => Op::Create(pick_path(r, m, None)),
+        10..=11 => Op::Mkdir(pick_path(r, m, None)),
+        12..=49 => {
+            let len = r.gen_range(1..=max_bytes.min(9000));
+            let path = file(r);
+            let size = match m.entries.get(PATHS[path]) {
+                Some(Entry::File(b)) => b.len() as u32,
+                _ => 0,
+            };
+            let off = if size > 0 && r.gen_bool(0.6) { r.gen_range(0..size) } else { r.gen_range(0..max_bytes) };
+            Op::Write { path, off, len, byte: r.gen() }
+        }
+        50..=55 => Op::Truncate { path: file(r), size: r.gen_range(0..max_bytes) },
+        56..=63 => Op::Unlink(file(r)),
+        64..=65 => Op::Rmdir(pick_path(r, m, Some(true))),
+        66..=70 => Op::Rename(pick_path(r, m, Some(false)), r.gen_range(0..PATHS.len())),
+        71..=73 => Op::Hold(file(r)),
+        74..=76 => Op::CloseAll,
+        77..=88 => Op::Fsync(file(r)),
+        89..=93 => Op::Sync,
+        94..=96 => Op::Commit,
+        _ => Op::Check(r.gen_range(0..PATHS.len())),
+    }
+}
+
+/// Durable state as of the last fsync and what has changed since.
+#[derive(Default, Clone)]
+struct Tracker {
+    model: ModelFs,
+    held: Vec<String>,
+    durable: ModelFs,
+    unknown: BTreeMap<String, Vec<(u64, u64)>>,
+    uncertain: BTreeSet<String>,
+    fsyncs: u64,
+    enospc: u64,
+    detail: std::cell::RefCell<Vec<String>>,
+}
+
+impl Tracker {
+    fn touch_tree(&mut self, p: &str) {
+        let pre = format!("{p}/");
+        let subtree: Vec<String> =
+            self.durable.entries.keys().filter(|k| *k == p || k.starts_with(&pre)).cloned().collect();
+        self.uncertain.extend(subtree);
+        self.uncertain.insert(p.to_string());
+    }
+
+    fn file_len(&self, p: &str) -> u64 {
+        match self.model.entries.get(p) {
+            Some(Entry::File(b)) => b.len() as u64,
+            _ => 0,
+        }
+    }
+
+    /// Records what `op` (which succeeded on the model) may have changed.
+    fn note(&mut self, op: &Op) {
+        let p = |i: &usize| PATHS[*i % PATHS.len()].to_string();
+        match op {
+            Op::Write { path, off, len, .. } => {
+                let lo = (*off as u64).min(self.file_len(&p(path)));
+                self.unknown.entry(p(path)).or_default().push((lo, *off as u64 + *len as u64));
+            }
+            Op::Truncate { path, size } => {
+                let lo = (*size as u64).min(self.file_len(&p(path)));
+                self.unknown.entry(p(path)).or_default().push((lo, u64::MAX));
+            }
+            Op::Unlink(i) | Op::Rmdir(i) | Op::Create(i) | Op::Mkdir(i) => self.touch_tree(&p(i)),
+            Op::Rename(a, b) => {
+                self.touch_tree(&p(a));
+                self.touch_tree(&p(b));
+            }
+            _ => {}
+        }
+    }
+
+    fn synced(&mut self) {
+        self.durable = self.model.clone();
+        self.unknown.clear();
+        self.uncertain.clear();
+        self.fsyncs += 1;
+    }
+}
+
+/// The prefill files and their content.
+fn prefill(s: &CampaignSettings) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut left = s.prefill_bytes;
+    let mut i = 0u32;
+    while left > 0 {
+        let n = left.min(65536);
+        out.push((format!("/p{i}"), crate::model::pattern(i as u8, i * 65536, n)));
+        left -= n;
+        i += 1;
+    }
+    out
+}
+
+fn build_base(s: &CampaignSettings) -> Result<Nand, String> {
+    let ubi = Ubi::format(Nand::new(s.flash.clone()), s.ubi.clone()).map_err(|f| f.error.to_string())?;
+    let mut ubi = ubi;
+    let vol = ubi.create_volume("flashfs", 0).map_err(|e| e.to_string())?;
+    let mut fs = Fs::format(ubi, vol, s.fs.clone()).map_err(|f| f.error.to_string())?;
+    for (path, data) in prefill(s) {
+        let fd = fs.create(&path).map_err(|e| format!("prefill: {e}"))?;
+        fs.write(fd, 0, &data).map_err(|e| format!("prefill: {e}"))?;
+        fs.close(fd).map_err(|e| e.to_string())?;
+    }
+    let ubi = fs.unmount().map_err(|f| f.error.to_string())?;
+    Ok(ubi.into_nand())
+}
+
+fn mount(nand: Nand, s: &CampaignSettings) -> Result<Fs, (Option<Nand>, FsError)> {
+    let ubi = Ubi::attach(nand, s.ubi.clone()).map_err(|f| (Some(f.nand), FsError::Io(f.error)))?;
+    Fs::mount(ubi, 0, s.fs.clone()).map_err(|f| (Some(f.ubi.into_nand()), f.error))
+}
+
+/// Outcome of running the workload on one device.
+enum Run {
+    /// Finished without hitting the cut.
+    Done(Nand, Tracker, Box<crate::Stats>),
+    /// Power was cut; the device and what was durable.
+    Cut(Nand, Tracker),
+    /// Something other than the cut went wrong before it.
+    Broken(String),
+}
+
+fn run_workload(mut nand: Nand, s: &CampaignSettings, ops: &[Op], cut: Option<u64>) -> Run {
+    let start = nand.stats().ops;
+    nand.arm_power_cut(cut.map(|c| start + c));
+    let mut t = Tracker::default();
+    for (path, data) in prefill(s) {
+        t.model.entries.insert(path, Entry::File(data));
+    }
+    t.durable = t.model.clone();
+    let mut fs = match mount(nand, s) {
+        Ok(fs) => fs,
+        Err((Some(n), e)) if n.is_powered_off() && e.is_power_cut() => return Run::Cut(n, t),
+        Err((_, e)) => return Run::Broken(format!("mount before workload: {e}")),
+    };
+    let mut held = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        let r = apply_fs(&mut fs, &mut held, op);
+        let powered_off = fs.ubi().nand().is_powered_off();
+        match r {
+            Err(e) if powered_off || e.is_power_cut() => {
+                t.note(op);
+                return Run::Cut(fs.into_ubi().into_nand(), t);
+            }
+            Err(e) => return Run::Broken(format!("op {i} {op:?}: {e}")),
+            Ok(_) if powered_off => {
+                t.note(op);
+                return Run::Cut(fs.into_ubi().into_nand(), t);
+            }
+            Ok(Err(crate::Errno::ENOSPC)) => t.enospc += 1,
+            Ok(got) => {
+                let want = apply_model(&mut t.model, &mut t.held, op);
+                if got != want {
+                    let msg = format!("op {i} {op:?}: fs {got:?} model {want:?}");
+                    return Run::Broken(msg);
+                }
+                if want.is_ok() {
+                    t.note(op);
+                    if matches!(op, Op::Fsync(_) | Op::Sync) {
+                        t.synced();
+                    }
+                }
+            }
+        }
+    }
+    let stats = Box::new(fs.stats());
+    let n = fs.into_ubi().into_nand();
+    if n.is_powered_off() {
+        Run::Cut(n, t)
+    } else {
+        Run::Done(n, t, stats)
+    }
+}
+
+/// Fsynced bytes missing after recovery.
+fn lost_bytes(fs: &mut Fs, t: &Tracker) -> Result<u64, String> {
+    let mut lost = 0u64;
+    for (path, e) in &t.durable.entries {
+        if t.uncertain.contains(path) {
+            continue;
+        }
+        let got = read_path(fs, path);
+        match (e, got) {
+            (Entry::Dir, Ok(_)) => {}
+            (Entry::Dir, Err(_)) => lost += 1,
+            (Entry::File(want), got) => {
+                let got = got.unwrap_or_default();
+                let unknown = t.unknown.get(path).cloned().unwrap_or_default();
+                let before = lost;
+                let mut first = None;
+                for (i, b) in want.iter().enumerate() {
+                    let i64_ = i as u64;
+                    if unknown.iter().any(|(lo, hi)| i64_ >= *lo && i64_ < *hi) {
+                        continue;
+                    }
+                    if got.get(i) != Some(b) {
+                        lost += 1;
+                        first.get_or_insert(i);
+                    }
+                }
+                if let (true, Some(f)) = (lost > before, first) {
+                    t.detail.borrow_mut().push(format!("{path}: {} bytes lost from offset {f}", lost - before));
+                }
+            }
+        }
+    }
+    Ok(lost)
+}
+
+/// After recovery the file system must accept new data durably.
+fn usable(mut fs: Fs, s: &CampaignSettings) -> Result<(), String> {
+    let data: Vec<u8> = (0..5000u32).map(|i| (i * 7) as u8).collect();
+    let _ = fs.unlink("/pc_check");
+    let full = |e: &FsError| e.errno() == crate::Errno::ENOSPC;
+    let fd = match fs.create("/pc_check") {
+        Ok(fd) => fd,
+        Err(e) if full(&e) => return Ok(()),
+        Err(e) => return Err(format!("create after recovery: {e}")),
+    };
+    match fs.write(fd, 0, &data) {
+        Ok(_) => {}
+        Err(e) if full(&e) => return Ok(()),
+        Err(e) => return Err(format!("write after recovery: {e}")),
+    }
+    fs.fsync(fd).map_err(|e| format!("fsync after recovery: {e}"))?;
+    let mut n = fs.into_ubi().into_nand();
+    n.reboot();
+    let mut fs = mount(n, s).map_err(|(_, e)| format!("second mount: {e}"))?;
+    fs.check_invariants().map_err(|e| format!("invariants after second mount: {e}"))?;
+    match read_path(&mut fs, "/pc_check") {
+        Ok(b) if b == data => Ok(()),
+        other => Err(format!("post-recovery file wrong: {:?}", other.map(|b| b.len()))),
+    }
+}
+
+#[derive(Default)]
+struct CutOutcome {
+    reached: bool,
+    recovered: bool,
+    lost: u64,
+    violation: Option<String>,
+    mount_failed: bool,
+    recovery_ops: u64,
+}
+
+fn run_cut(base: &Nand, s: &CampaignSettings, ops: &[Op], cut: u64) -> CutOutcome {
+    let mut out = CutOutcome::default();
+    let (mut nand, t) = match run_workload(base.clone(), s, ops, Some(cut)) {
+        Run::Done(..) => return out,
+        Run::Cut(n, t) => (n, t),
+        Run::Broken(msg) => {
+            out.reached = true;
+            out.violation = Some(format!("cut {cut}: before the cut: {msg}"));
+            return out;
+        }
+    };
+    out.reached = true;
+    nand.reboot();
+    let ops0 = nand.stats().ops;
+    let mut fs = match mount(nand, s) {
+        Ok(fs) => fs,
+        Err((_, e)) => {
+            out.mount_failed = true;
+            out.violation = Some(format!("cut {cut}: mount failed: {e}"));
+            return out;
+        }
+    };
+    out.recovered = true;
+    out.recovery_ops = fs.ubi().nand().stats().ops - ops0;
+    if let Err(e) = fs.check_invariants() {
+        out.violation = Some(format!("cut {cut}: {e}"));
+        return out;
+    }
+    match lost_bytes(&mut fs, &t) {
+        Ok(l) => out.lost = l,
+        Err(e) => out.violation = Some(format!("cut {cut}: {e}")),
+    }
+    if out.lost > 0 {
+        let d = t.detail.borrow().join("; ");
+        out.violation.get_or_insert(format!("cut {cut}: lost {} fsynced bytes ({d})", out.lost));
+    }
+    if let Err(e) = usable(fs, s) {
+        out.violation = Some(format!("cut {cut}: {e}"));
+    }
+    out
+}
+
+/// Runs one cut point and describes its outcome (for debugging).
+pub fn debug_cut(s: &CampaignSettings, cut: u64) -> String {
+    let ops = generate_ops(s.workload_seed, s.workload_ops, s.max_file_bytes);
+    let base = match build_base(s) {
+        Ok(b) => b,
+        Err(e) => return format!("format failed: {e}"),
+    };
+    let o = run_cut(&base, s, &ops, cut);
+    format!("reached {} recovered {} lost {} violation {:?}", o.reached, o.recovered, o.lost, o.violation)
+}
+
+/// Runs `ops` on a fresh formatted device with power cut at NAND
+/// operation `cut` (relative to the start of the run), recovers and checks.
+/// Returns None when all is well (or the cut was not reached), else the
+/// problem found.
+pub fn check_cut(s: &CampaignSettings, ops: &[Op], cut: u64) -> Option<String> {
+    let base = match build_base(s) {
+        Ok(b) => b,
+        Err(e) => return Some(e),
+    };
+    match catch_unwind(AssertUnwindSafe(|| run_cut(&base, s, ops, cut))) {
+        Ok(o) => o.violation,
+        Err(_) => Some(format!("cut {cut}: panic")),
+    }
+}
+
+/// Runs the campaign.
+pub fn run_campaign(s: &CampaignSettings) -> CampaignReport {
+    let mut rep = CampaignReport::default();
+    let ops = generate_ops(s.workload_seed, s.workload_ops, s.max_file_bytes);
+    let base = match build_base(s) {
+        Ok(b) => b,
+        Err(e) => {
+            rep.invariant_violations = 1;
+            rep.failures.push(format!("format: {e}"));
+            return rep;
+        }
+    };
+    let total = match run_workload(base.clone(), s, &ops, None) {
+        Run::Done(n, t, stats) => {
+            rep.workload_fsyncs = t.fsyncs;
+            rep.workload_enospc = t.enospc;
+            rep.workload_stats = Some(*stats);
+            n.stats().ops - base.stats().ops
+        }
+        Run::Cut(..) => 0,
+        Run::Broken(msg) => {
+            rep.invariant_violations = 1;
+            rep.failures.push(format!("uncut run: {msg}"));
+            return rep;
+        }
+    };
+    rep.workload_nand_ops = total;
+    let mut sum_ops = 0u64;
+    let mut cut = 0;
+    while cut < total && (s.max_cut_points == 0 || rep.cut_points < s.max_cut_points) {
+        let r = catch_unwind(AssertUnwindSafe(|| run_cut(&base, s, &ops, cut)));
+        rep.cut_points += 1;
+        match r {
+            Ok(o) => record(&mut rep, o, &mut sum_ops),
+            Err(p) => {
+                rep.panics += 1;
+                let msg =
+                    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+                push_failure(&mut rep, format!("cut {cut}: panic: {}", msg.unwrap_or_default()));
+            }
+        }
+        cut += s.every_k_ops;
+    }
+    if rep.recoveries > 0 {
+        rep.mean_recovery_nand_ops = sum_ops as f64 / rep.recoveries as f64;
+    }
+    rep
+}
+
+fn push_failure(rep: &mut CampaignReport, s: String) {
+    if rep.failures.len() < 20 {
+        rep.failures.push(s);
+    }
+}
+
+fn record(rep: &mut CampaignReport, o: CutOutcome, sum_ops: &mut u64) {
+    if o.recovered {
+        rep.recoveries += 1;
+        *sum_ops += o.recovery_ops;
+        rep.max_recovery_nand_ops = rep.max_recovery_nand_ops.max(o.recovery_ops);
+    }
+    if o.mount_failed {
+        rep.mount_failures += 1;
+    }
+    rep.lost_fsynced_bytes += o.lost;
+    if let Some(v) = o.violation {
+        rep.invariant_violations += 1;
+        push_failure(rep, v);
+    }
+}

@@ -1,0 +1,413 @@
+//! The in-memory index (UBIFS "TNC"): a B+-tree of fan-out `fanout` whose
+//! level-0 branches point at leaf nodes on flash. Changing a key dirties
+//! its znode and every ancestor; a commit writes the dirty znodes out of
+//! place, children first (the wandering tree). Underfull znodes are not
+//! merged; empty ones are removed and a one-child root is collapsed.
+
+use crate::key::Key;
+use crate::node::{Loc, Node};
+
+/// A branch: a leaf node on flash or a child znode in the arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Br {
+    Leaf(Loc),
+    Child(usize),
+}
+
+/// One index node.
+#[derive(Debug, Clone)]
+pub struct Znode {
+    pub level: u8,
+    pub entries: Vec<(Key, Br)>,
+    pub dirty: bool,
+    /// Location of the committed copy (None while dirty or never written).
+    pub loc: Option<Loc>,
+}
+
+/// The tree.
+#[derive(Debug, Clone)]
+pub struct Tnc {
+    nodes: Vec<Option<Znode>>,
+    free: Vec<usize>,
+    root: Option<usize>,
+    fanout: usize,
+    /// Committed znode copies made obsolete since the last commit.
+    pub pending_obsolete: Vec<Loc>,
+}
+
+impl Tnc {
+    pub fn new(fanout: usize) -> Tnc {
+        Tnc { nodes: Vec::new(), free: Vec::new(), root: None, fanout: fanout.max(3), pending_obsolete: Vec::new() }
+    }
+
+    pub fn root(&self) -> Option<usize> {
+        self.root
+    }
+
+    pub fn set_root(&mut self, r: Option<usize>) {
+        self.root = r;
+    }
+
+    pub fn node(&self, i: usize) -> &Znode {
+        self.nodes[i].as_ref().expect("live znode")
+    }
+
+    fn node_mut(&mut self, i: usize) -> &mut Znode {
+        self.nodes[i].as_mut().expect("live znode")
+    }
+
+    pub fn alloc(&mut self, z: Znode) -> usize {
+        if let Some(i) = self.free.pop() {
+            self.nodes[i] = Some(z);
+            i
+        } else {
+            self.nodes.push(Some(z));
+            self.nodes.len() - 1
+        }
+    }
+
+    fn release(&mut self, i: usize) {
+        if let Some(z) = self.nodes[i].take() {
+            if let Some(l) = z.loc {
+                self.pending_obsolete.push(l);
+            }
+            self.free.push(i);
+        }
+    }
+
+    /// Marks a znode dirty; its committed copy becomes obsolete at commit.
+    pub fn touch(&mut self, i: usize) {
+        let z = self.node_mut(i);
+        if !z.dirty {
+            z.dirty = true;
+            if let Some(l) = z.loc.take() {
+                self.pending_obsolete.push(l);
+            }
+        }
+    }
+
+    fn child_pos(z: &Znode, key: &Key) -> usize {
+        match z.entries.binary_search_by(|(k, _)| k.cmp(key)) {
+            Ok(i) => i,
+            Err(0) => 0,
+            Err(i) => i - 1,
+        }
+    }
+
+    fn child(z: &Znode, i: usize) -> usize {
+        match z.entries[i].1 {
+            Br::Child(c) => c,
+            Br::Leaf(_) => unreachable!("leaf branch above level 0"),
+        }
+    }
+
+    /// Location of the leaf node for `key`.
+    pub fn lookup(&self, key: &Key) -> Option<Loc> {
+        let mut n = self.root?;
+        loop {
+            let z = self.node(n);
+            if z.level == 0 {
+                let i = z.entries.binary_search_by(|(k, _)| k.cmp(key)).ok()?;
+                return match z.entries[i].1 {
+                    Br::Leaf(l) => Some(l),
+                    Br::Child(_) => None,
+                };
+            }
+            n = Self::child(z, Self::child_pos(z, key));
+        }
+    }
+
+    /// Inserts or replaces; returns the replaced location.
+    pub fn insert(&mut self, key: &Key, loc: Loc) -> Option<Loc> {
+        let Some(r) = self.root else {
+            let z = Znode { level: 0, entries: vec![(key.clone(), Br::Leaf(loc))], dirty: true, loc: None };
+            self.root = Some(self.alloc(z));
+            return None;
+        };
+        let (old, split) = self.insert_rec(r, key, loc);
+        if let Some((k, right)) = split {
+            let level = self.node(r).level + 1;
+            let first = self.node(r).entries[0].0.clone();
+            let z =
+                Znode { level, entries: vec![(first, Br::Child(r)), (k, Br::Child(right))], dirty: true, loc: None };
+            self.root = Some(self.alloc(z));
+        }
+        old
+    }
+
+    fn insert_rec(&mut self, n: usize, key: &Key, loc: Loc) -> (Option<Loc>, Option<(Key, usize)>) {
+        self.touch(n);
+        let mut old = None;
+        if self.node(n).level == 0 {
+            let z = self.node_mut(n);
+            match z.entries.binary_search_by(|(k, _)| k.cmp(key)) {
+                Ok(i) => {
+                    if let Br::Leaf(l) = z.entries[i].1 {
+                        old = Some(l);
+                    }
+                    z.entries[i].1 = Br::Leaf(loc);
+                }
+                Err(i) => z.entries.insert(i, (key.clone(), Br::Leaf(loc))),
+            }
+        } else {
+            let (i, c) = {
+                let z = self.node_mut(n);
+                if *key < z.entries[0].0 {
+                    z.entries[0].0 = key.clone();
+                }
+                let i = Self::child_pos(z, key);
+                (i, Self::child(z, i))
+            };
+            let (o, split) = self.insert_rec(c, key, loc);
+            old = o;
+            if let Some((k, right)) = split {
+                self.node_mut(n).entries.insert(i + 1, (k, Br::Child(right)));
+            }
+        }
+        (old, self.split_if_full(n))
+    }
+
+    fn split_if_full(&mut self, n: usize) -> Option<(Key, usize)> {
+        let fanout = self.fanout;
+        let z = self.node_mut(n);
+        if z.entries.len() <= fanout {
+            return None;
+        }
+        let right: Vec<(Key, Br)> = z.entries.split_off(z.entries.len() / 2);
+        let level = z.level;
+        let k = right[0].0.clone();
+        let r = self.alloc(Znode { level, entries: right, dirty: true, loc: None });
+        Some((k, r))
+    }
+
+    /// Removes `key`; returns its location.
+    pub fn remove(&mut self, key: &Key) -> Option<Loc> {
+        let r = self.root?;
+        let (old, empty) = self.remove_rec(r, key);
+        if empty {
+            self.release(r);
+            self.root = None;
+        }
+        self.collapse_root();
+        old
+    }
+
+    fn remove_rec(&mut self, n: usize, key: &Key) -> (Option<Loc>, bool) {
+        if self.node(n).level == 0 {
+            let Ok(i) = self.node(n).entries.binary_search_by(|(k, _)| k.cmp(key)) else {
+                return (None, false);
+            };
+            self.touch(n);
+            let (_, br) = self.node_mut(n).entries.remove(i);
+            let old = if let Br::Leaf(l) = br { Some(l) } else { None };
+            return (old, self.node(n).entries.is_empty());
+        }
+        let z = self.node(n);
+        if *key < z.entries[0].0 {
+            return (None, false);
+        }
+        let i = Self::child_pos(z, key);
+        let c = Self::child(z, i);
+        let (old, child_empty) = self.remove_rec(c, key);
+        if old.is_some() {
+            self.touch(n);
+            if child_empty {
+                self.release(c);
+                self.node_mut(n).entries.remove(i);
+            }
+        }
+        (old, self.node(n).entries.is_empty())
+    }
+
+    fn collapse_root(&mut self) {
+        while let Some(r) = self.root {
+            let z = self.node(r);
+            if z.level == 0 || z.entries.len() != 1 {
+                return;
+            }
+            let c = Self::child(z, 0);
+            self.release(r);
+            self.root = Some(c);
+        }
+    }
+
+    /// Leaf entries with lo <= key < hi, in order.
+    pub fn range(&self, lo: &Key, hi: &Key) -> Vec<(Key, Loc)> {
+        let mut out = Vec::new();
+        if let Some(r) = self.root {
+            self.range_rec(r, lo, hi, &mut out);
+        }
+        out
+    }
+
+    fn range_rec(&self, n: usize, lo: &Key, hi: &Key, out: &mut Vec<(Key, Loc)>) {
+        let z = self.node(n);
+        for (i, (k, br)) in z.entries.iter().enumerate() {
+            match *br {
+                Br::Leaf(l) => {
+                    if k >= lo && k < hi {
+                        out.push((k.clone(), l));
+                    }
+                }
+                Br::Child(c) => {
+                    let after_lo = z.entries.get(i + 1).map_or(true, |(nk, _)| nk > lo);
+                    if after_lo && (i == 0 || k < hi) {
+                        self.range_rec(c, lo, hi, out);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Live znodes (arena indices).
+    pub fn znodes(&self) -> Vec<usize> {
+        (0..self.nodes.len()).filter(|i| self.nodes[*i].is_some()).collect()
+    }
+
+    /// Dirty znodes, children before parents.
+    pub fn dirty_postorder(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        if let Some(r) = self.root {
+            self.post_rec(r, &mut out);
+        }
+        out
+    }
+
+    fn post_rec(&self, n: usize, out: &mut Vec<usize>) {
+        let z = self.node(n);
+        if !z.dirty {
+            return;
+        }
+        for (_, br) in &z.entries {
+            if let Br::Child(c) = br {
+                self.post_rec(*c, out);
+            }
+        }
+        out.push(n);
+    }
+
+    /// The on-flash form of a znode (children must have locations).
+    pub fn encode_idx(&self, n: usize) -> Node {
+        let z = self.node(n);
+        let branches = z
+            .entries
+            .iter()
+            .map(|(k, br)| {
+                let l = match br {
+                    Br::Leaf(l) => *l,
+                    Br::Child(c) => self.node(*c).loc.unwrap_or(Loc { lnum: 0, offs: 0, len: 0 }),
+                };
+                (k.clone(), l)
+            })
+            .collect();
+        Node::Idx { level: z.level, branches }
+    }
+
+    pub fn set_written(&mut self, n: usize, loc: Loc) {
+        let z = self.node_mut(n);
+        z.dirty = false;
+        z.loc = Some(loc);
+    }
+
+    /// Dirties every znode whose committed copy is in `lebs`, and their
+    /// ancestors (index garbage collection). Returns true if any was.
+    pub fn dirty_in_lebs(&mut self, lebs: &[u32]) -> bool {
+        match self.root {
+            Some(r) => self.dirty_in_rec(r, lebs),
+            None => false,
+        }
+    }
+
+    fn dirty_in_rec(&mut self, n: usize, lebs: &[u32]) -> bool {
+        let children: Vec<usize> = self
+            .node(n)
+            .entries
+            .iter()
+            .filter_map(|(_, b)| match b {
+                Br::Child(c) => Some(*c),
+                Br::Leaf(_) => None,
+            })
+            .collect();
+        let mut any = false;
+        for c in children {
+            any |= self.dirty_in_rec(c, lebs);
+        }
+        let mine = self.node(n).loc.is_some_and(|l| lebs.contains(&l.lnum));
+        if any || mine {
+            self.touch(n);
+        }
+        any || mine
+    }
+
+    /// Height of the tree (0 when empty).
+    pub fn height(&self) -> usize {
+        self.root.map_or(0, |r| self.node(r).level as usize + 1)
+    }
+
+    pub fn fanout(&self) -> usize {
+        self.fanout
+    }
+
+    /// Host bytes used by the tree.
+    pub fn memory_bytes(&self) -> usize {
+        let per_entry = std::mem::size_of::<(Key, Br)>();
+        self.nodes
+            .iter()
+            .flatten()
+            .map(|z| {
+                std::mem::size_of::<Znode>() + z.entries.iter().map(|(k, _)| per_entry + k.name.len()).sum::<usize>()
+            })
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn loc(i: u32) -> Loc {
+        Loc { lnum: i, offs: i * 8, len: 40 }
+    }
+
+    #[test]
+    fn matches_btreemap_under_random_inserts_and_removes() {
+        for fanout in [3usize, 4, 8] {
+            let mut t = Tnc::new(fanout);
+            let mut m = BTreeMap::new();
+            let mut x = 7u64;
+            for i in 0..3000u32 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let k = Key::data((x >> 40) as u32 % 50, (x >> 20) as u32 % 40);
+                if x % 3 == 0 {
+                    assert_eq!(t.remove(&k), m.remove(&k));
+                } else {
+                    assert_eq!(t.insert(&k, loc(i)), m.insert(k.clone(), loc(i)));
+                }
+            }
+            for (k, v) in &m {
+                assert_eq!(t.lookup(k), Some(*v));
+            }
+            let lo = Key::first(10, 0);
+            let hi = Key::first(20, 0);
+            let want: Vec<(Key, Loc)> = m.range(lo.clone()..hi.clone()).map(|(k, v)| (k.clone(), *v)).collect();
+            assert_eq!(t.range(&lo, &hi), want);
+            let all = t.range(&Key::first(0, 0), &Key::first(u32::MAX, 7));
+            assert_eq!(all.len(), m.len());
+        }
+    }
+
+    #[test]
+    fn commit_writes_dirty_path_only() {
+        let mut t = Tnc::new(8);
+        for i in 0..200 {
+            t.insert(&Key::data(1, i), loc(i));
+        }
+        for n in t.dirty_postorder() {
+            t.set_written(n, loc(9999));
+        }
+        assert!(t.dirty_postorder().is_empty());
+        t.insert(&Key::data(1, 77), loc(5));
+        assert_eq!(t.dirty_postorder().len(), t.height(), "one path from leaf to root");
+    }
+}

@@ -1,0 +1,21 @@
+//! flashlab-mtd: a raw NAND flash device (MTD-like) with real bytes.
+//!
+//! Page and sub-page reads and programs, block erase, an out-of-band area,
+//! and seeded fault models: factory and grown bad blocks, correctable
+//! bit-flips, uncorrectable reads, program and erase failures, an
+//! endurance limit, and a power cut at any chosen operation. After a cut
+//! every operation fails with [`MtdError::PowerCut`] until [`Nand::reboot`];
+//! the page being programmed holds partial garbage and a block being
+//! erased is left untouched, erased or partly garbage.
+//!
+//! No file I/O, no wall clock; all randomness comes from the seed.
+
+mod error;
+mod nand;
+mod settings;
+mod stats;
+
+pub use error::MtdError;
+pub use nand::{Nand, ReadInfo};
+pub use settings::{FaultSettings, NandSettings, SettingsError};
+pub use stats::{Cause, CauseCounts, MtdStats, ALL_CAUSES};

@@ -1,0 +1,399 @@
+//! The simulated NAND device: real bytes, per-sub-page programmed state,
+//! erase counts, seeded faults and power cuts.
+
+use crate::{Cause, MtdError, MtdStats, NandSettings};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// Result of a successful read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadInfo {
+    /// Pages whose bit-flips ECC corrected (data returned is correct).
+    pub corrected_pages: u32,
+}
+
+const OOB_BIT: u16 = 1 << 15;
+
+/// A raw NAND device. `Clone` snapshots the whole device (content,
+/// counters and fault RNG), which power-cut campaigns use.
+#[derive(Clone)]
+pub struct Nand {
+    cfg: NandSettings,
+    data: Vec<u8>,
+    oob: Vec<u8>,
+    programmed: Vec<u16>,
+    erase_counts: Vec<u32>,
+    worn: Vec<bool>,
+    rng: Xoshiro256PlusPlus,
+    cut_at: Option<u64>,
+    powered_off: bool,
+    stats: MtdStats,
+}
+
+impl Nand {
+    /// Creates an erased device; factory bad blocks are chosen from the seed.
+    /// Call `NandSettings::validate` first; invalid settings are clamped.
+    pub fn new(cfg: NandSettings) -> Self {
+        let pages = (cfg.blocks * cfg.pages_per_block) as usize;
+        let mut nand = Nand {
+            data: vec![0xFF; cfg.device_bytes() as usize],
+            oob: vec![0xFF; pages * cfg.oob_bytes as usize],
+            programmed: vec![0; pages],
+            erase_counts: vec![0; cfg.blocks as usize],
+            worn: vec![false; cfg.blocks as usize],
+            rng: Xoshiro256PlusPlus::seed_from_u64(cfg.faults.seed),
+            cut_at: None,
+            powered_off: false,
+            stats: MtdStats::default(),
+            cfg,
+        };
+        nand.place_factory_bad_blocks();
+        nand
+    }
+
+    fn place_factory_bad_blocks(&mut self) {
+        let mut placed = 0;
+        while placed < self.cfg.faults.factory_bad_blocks {
+            let b = self.rng.gen_range(1..self.cfg.blocks);
+            if self.oob[self.oob_index(b, 0)] == 0xFF {
+                let i = self.oob_index(b, 0);
+                self.oob[i] = 0;
+                self.worn[b as usize] = true;
+                placed += 1;
+            }
+        }
+    }
+
+    /// The settings this device was built with.
+    pub fn settings(&self) -> &NandSettings {
+        &self.cfg
+    }
+
+    /// Counters since creation.
+    pub fn stats(&self) -> &MtdStats {
+        &self.stats
+    }
+
+    /// Erase count of every block.
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.erase_counts
+    }
+
+    /// Bytes of host memory the simulation itself uses.
+    pub fn memory_bytes(&self) -> usize {
+        self.data.len() + self.oob.len() + self.programmed.len() * 2 + self.worn.len() * 5
+    }
+
+    /// Arms a power cut: the operation with index `op` (0-based, counting
+    /// every operation since creation) is interrupted. `None` disarms.
+    pub fn arm_power_cut(&mut self, op: Option<u64>) {
+        self.cut_at = op;
+    }
+
+    /// True after a power cut until `reboot`.
+    pub fn is_powered_off(&self) -> bool {
+        self.powered_off
+    }
+
+    /// Restores power (the content stays as the cut left it) and disarms.
+    pub fn reboot(&mut self) {
+        self.powered_off = false;
+        self.cut_at = None;
+    }
+
+    fn page_index(&self, block: u32, page: u32) -> usize {
+        (block * self.cfg.pages_per_block + page) as usize
+    }
+
+    fn oob_index(&self, block: u32, page: u32) -> usize {
+        self.page_index(block, page) * self.cfg.oob_bytes as usize
+    }
+
+    fn data_index(&self, block: u32, offs: u32) -> usize {
+        block as usize * self.cfg.block_bytes() as usize + offs as usize
+    }
+
+    /// Starts one operation: Ok(true) when power is cut during it.
+    fn begin_op(&mut self) -> Result<bool, MtdError> {
+        if self.powered_off {
+            return Err(MtdError::PowerCut);
+        }
+        let idx = self.stats.ops;
+        self.stats.ops += 1;
+        if self.cut_at == Some(idx) {
+            self.powered_off = true;
+            self.stats.power_cuts += 1;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn check_range(&self, block: u32, offs: u32, len: usize) -> Result<(), MtdError> {
+        let end = offs as u64 + len as u64;
+        if block >= self.cfg.blocks || end > self.cfg.block_bytes() as u64 {
+            return Err(MtdError::BadAddress { block, offs, len: len as u32 });
+        }
+        Ok(())
+    }
+
+    fn wear_factor(&self, block: u32) -> f64 {
+        let end = self.cfg.faults.endurance_erases;
+        if end == 0 {
+            1.0
+        } else {
+            1.0 + 3.0 * self.erase_counts[block as usize] as f64 / end as f64
+        }
+    }
+
+    fn chance(&mut self, p: f64) -> bool {
+        p > 0.0 && self.rng.gen_bool(p.min(1.0))
+    }
+
+    /// Reads `buf.len()` bytes at byte offset `offs` of `block`.
+    pub fn read(&mut self, block: u32, offs: u32, buf: &mut [u8], cause: Cause) -> Result<ReadInfo, MtdError> {
+        self.check_range(block, offs, buf.len())?;
+        let pb = self.cfg.page_bytes;
+        let mut info = ReadInfo::default();
+        let mut done = 0usize;
+        while done < buf.len() {
+            let pos = offs + done as u32;
+            let page = pos / pb;
+            let n = ((pb - pos % pb) as usize).min(buf.len() - done);
+            self.read_chunk(block, page, pos, &mut buf[done..done + n], cause, &mut info)?;
+            done += n;
+        }
+        Ok(info)
+    }
+
+    fn read_chunk(
+        &mut self,
+        block: u32,
+        page: u32,
+        pos: u32,
+        out: &mut [u8],
+        cause: Cause,
+        info: &mut ReadInfo,
+    ) -> Result<(), MtdError> {
+        if self.begin_op()? {
+            return Err(MtdError::PowerCut);
+        }
+        self.stats.pages_read.add(cause, 1);
+        let i = self.data_index(block, pos);
+        out.copy_from_slice(&self.data[i..i + out.len()]);
+        let wear = self.wear_factor(block);
+        if self.chance(self.cfg.faults.uncorrectable_per_read * wear) {
+            self.stats.uncorrectable_reads += 1;
+            let k = self.rng.gen_range(0..out.len());
+            out[k] ^= 0x5A;
+            return Err(MtdError::Uncorrectable { block, page });
+        }
+        if self.chance(self.cfg.faults.bitflip_per_read * wear) {
+            self.stats.corrected_reads += 1;
+            info.corrected_pages += 1;
+        }
+        Ok(())
+    }
+
+    /// Programs `data` at byte offset `offs` of `block`. Offset and length
+    /// must be multiples of the sub-page size and the sub-pages erased.
+    pub fn program(&mut self, block: u32, offs: u32, data: &[u8], cause: Cause) -> Result<(), MtdError> {
+        self.check_range(block, offs, data.len())?;
+        let sp = self.cfg.subpage_bytes();
+        if offs % sp != 0 || data.len() as u32 % sp != 0 {
+            return Err(MtdError::BadAddress { block, offs, len: data.len() as u32 });
+        }
+        if self.is_marked_bad(block) {
+            return Err(MtdError::BadBlock(block));
+        }
+        let pb = self.cfg.page_bytes;
+        let mut done = 0usize;
+        while done < data.len() {
+            let pos = offs + done as u32;
+            let n = ((pb - pos % pb) as usize).min(data.len() - done);
+            self.program_chunk(block, pos, &data[done..done + n], cause)?;
+            done += n;
+        }
+        Ok(())
+    }
+
+    fn subpage_mask(&self, pos: u32, len: usize) -> u16 {
+        let sp = self.cfg.subpage_bytes();
+        let first = (pos % self.cfg.page_bytes) / sp;
+        let count = len as u32 / sp;
+        (((1u32 << count) - 1) << first) as u16
+    }
+
+    fn program_chunk(&mut self, block: u32, pos: u32, src: &[u8], cause: Cause) -> Result<(), MtdError> {
+        let page = pos / self.cfg.page_bytes;
+        let pi = self.page_index(block, page);
+        let mask = self.subpage_mask(pos, src.len());
+        let cut = self.begin_op()?;
+        if self.programmed[pi] & mask != 0 {
+            return Err(MtdError::AlreadyProgrammed { block, offs: pos });
+        }
+        self.stats.pages_programmed.add(cause, 1);
+        self.programmed[pi] |= mask;
+        let i = self.data_index(block, pos);
+        if cut {
+            self.write_garbage(i, src);
+            return Err(MtdError::PowerCut);
+        }
+        if self.chance(self.cfg.faults.program_fail_per_op) {
+            self.stats.program_failures += 1;
+            self.write_garbage(i, src);
+            return Err(MtdError::ProgramFailed { block, page });
+        }
+        for (d, s) in self.data[i..i + src.len()].iter_mut().zip(src) {
+            *d &= *s;
+        }
+        Ok(())
+    }
+
+    /// A partly programmed range: a random prefix of the new bytes, then
+    /// random bits. Never reads back as fully erased unless `src` is.
+    fn write_garbage(&mut self, i: usize, src: &[u8]) {
+        let good = self.rng.gen_range(0..src.len());
+        for (k, s) in src.iter().enumerate() {
+            let v = if k < good { *s } else { self.rng.gen::<u8>() & (*s).max(0x0F) };
+            self.data[i + k] &= v;
+        }
+        if src.iter().any(|b| *b != 0xFF) && self.data[i..i + src.len()].iter().all(|b| *b == 0xFF) {
+            self.data[i + src.len() - 1] = 0x7E;
+        }
+    }
+
+    /// Erases `block` (all data and OOB to 0xFF) and counts a cycle.
+    pub fn erase(&mut self, block: u32, cause: Cause) -> Result<(), MtdError> {
+        self.check_range(block, 0, 0)?;
+        if self.is_marked_bad(block) {
+            return Err(MtdError::BadBlock(block));
+        }
+        let cut = self.begin_op()?;
+        self.stats.erases.add(cause, 1);
+        if cut {
+            self.partial_erase(block);
+            return Err(MtdError::PowerCut);
+        }
+        let end = self.cfg.faults.endurance_erases;
+        let worn_out = end > 0 && self.erase_counts[block as usize] >= end;
+        if self.worn[block as usize] || worn_out || self.chance(self.cfg.faults.erase_fail_per_op) {
+            self.worn[block as usize] = true;
+            self.stats.erase_failures += 1;
+            return Err(MtdError::EraseFailed(block));
+        }
+        self.erase_counts[block as usize] += 1;
+        self.fill_erased(block);
+        Ok(())
+    }
+
+    fn fill_erased(&mut self, block: u32) {
+        let bb = self.cfg.block_bytes() as usize;
+        let i = self.data_index(block, 0);
+        self.data[i..i + bb].fill(0xFF);
+        let ppb = self.cfg.pages_per_block;
+        let o = self.oob_index(block, 0);
+        self.oob[o..o + (ppb * self.cfg.oob_bytes) as usize].fill(0xFF);
+        let p = self.page_index(block, 0);
+        self.programmed[p..p + ppb as usize].fill(0);
+    }
+
+    /// Erase interrupted: untouched, fully erased, or pages left erased or
+    /// garbage at random (garbage pages count as programmed).
+    fn partial_erase(&mut self, block: u32) {
+        match self.rng.gen_range(0..3) {
+            0 => {}
+            1 => {
+                self.erase_counts[block as usize] += 1;
+                self.fill_erased(block);
+            }
+            _ => self.garble_block(block),
+        }
+    }
+
+    fn garble_block(&mut self, block: u32) {
+        let pb = self.cfg.page_bytes as usize;
+        for page in 0..self.cfg.pages_per_block {
+            let pi = self.page_index(block, page);
+            let i = self.data_index(block, page * pb as u32);
+            if self.rng.gen_bool(0.5) {
+                self.data[i..i + pb].fill(0xFF);
+                self.programmed[pi] = 0;
+            } else {
+                let keep = self.rng.gen_range(0..pb);
+                for k in keep..pb {
+                    self.data[i + k] |= self.rng.gen::<u8>();
+                }
+                self.data[i] &= 0xFE;
+                self.programmed[pi] = 0xFF;
+            }
+        }
+    }
+
+    /// Reads the OOB area of one page.
+    pub fn read_oob(&mut self, block: u32, page: u32, buf: &mut [u8], cause: Cause) -> Result<(), MtdError> {
+        if block >= self.cfg.blocks || page >= self.cfg.pages_per_block || buf.len() > self.cfg.oob_bytes as usize {
+            return Err(MtdError::BadAddress { block, offs: page, len: buf.len() as u32 });
+        }
+        if self.begin_op()? {
+            return Err(MtdError::PowerCut);
+        }
+        self.stats.pages_read.add(cause, 1);
+        let o = self.oob_index(block, page);
+        buf.copy_from_slice(&self.oob[o..o + buf.len()]);
+        Ok(())
+    }
+
+    /// Programs the OOB area of one page (once per erase cycle).
+    pub fn program_oob(&mut self, block: u32, page: u32, src: &[u8], cause: Cause) -> Result<(), MtdError> {
+        if block >= self.cfg.blocks || page >= self.cfg.pages_per_block || src.len() > self.cfg.oob_bytes as usize {
+            return Err(MtdError::BadAddress { block, offs: page, len: src.len() as u32 });
+        }
+        let cut = self.begin_op()?;
+        let pi = self.page_index(block, page);
+        if self.programmed[pi] & OOB_BIT != 0 {
+            return Err(MtdError::AlreadyProgrammed { block, offs: page * self.cfg.page_bytes });
+        }
+        self.stats.pages_programmed.add(cause, 1);
+        self.programmed[pi] |= OOB_BIT;
+        let o = self.oob_index(block, page);
+        for (k, s) in src.iter().enumerate() {
+            let v = if cut { self.rng.gen::<u8>() } else { *s };
+            self.oob[o + k] &= v;
+        }
+        if cut {
+            return Err(MtdError::PowerCut);
+        }
+        Ok(())
+    }
+
+    fn is_marked_bad(&self, block: u32) -> bool {
+        self.oob[self.oob_index(block, 0)] != 0xFF
+    }
+
+    /// Checks the bad-block marker (one OOB read operation).
+    pub fn is_bad(&mut self, block: u32) -> Result<bool, MtdError> {
+        let mut b = [0u8; 1];
+        self.read_oob(block, 0, &mut b, Cause::Mount)?;
+        Ok(b[0] != 0xFF)
+    }
+
+    /// Writes the bad-block marker (one operation); the block is never
+    /// erased or programmed again.
+    pub fn mark_bad(&mut self, block: u32) -> Result<(), MtdError> {
+        if block >= self.cfg.blocks {
+            return Err(MtdError::BadAddress { block, offs: 0, len: 0 });
+        }
+        if self.begin_op()? {
+            return Err(MtdError::PowerCut);
+        }
+        let o = self.oob_index(block, 0);
+        self.oob[o] = 0;
+        self.worn[block as usize] = true;
+        Ok(())
+    }
+
+    /// Number of blocks currently marked bad (no operation counted).
+    pub fn bad_block_count(&self) -> u32 {
+        (0..self.cfg.blocks).filter(|b| self.is_marked_bad(*b)).count() as u32
+    }
+}
