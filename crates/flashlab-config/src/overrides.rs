@@ -14,6 +14,7 @@ pub fn parse_with_overrides(text: &str, source: &str, sets: &[String]) -> Result
         apply_set(&mut tree, arg)?;
     }
     crate::presets::expand(&mut tree)?;
+    crate::presets::expand_gc(&mut tree)?;
 
     RawConfig::deserialize(tree)
         .map_err(|e| ConfigError::SetValue { key: "(overrides)".into(), message: one_line(&e.to_string()) })

@@ -45,3 +45,49 @@ pub fn expand(tree: &mut toml::Value) -> Result<(), ConfigError> {
     }
     Ok(())
 }
+
+/// GC presets (seed 001's three schemes): (name, keys it sets, what it combines).
+pub const GC_PRESETS: &[(&str, &[(&str, &str, &str)], &str)] = &[
+    (
+        "basic-gc",
+        &[("gc", "victim", "greedy"), ("gc", "trigger", "threshold"), ("gc", "mode", "blocking"), ("placement", "enabled", "true"), ("ftl", "host_streams", "1"), ("ftl", "gc_streams", "2")],
+        "seed 001's Basic-GC: greedy victims, WECO-style hot/cold separation of migrated pages (two GC streams), non-interruptible GC",
+    ),
+    (
+        "dt-gc",
+        &[("gc", "victim", "greedy"), ("gc", "trigger", "dt-gc"), ("gc", "mode", "preemptible"), ("placement", "enabled", "false")],
+        "DT-GC (Qin et al. 2014): two-level dynamic thresholds, urgent GC blocking, interruptible GC in idle time, greedy victims",
+    ),
+    (
+        "wpo-gc",
+        &[("gc", "victim", "wpo"), ("gc", "trigger", "dt-gc"), ("gc", "mode", "preemptible"), ("placement", "enabled", "true"), ("ftl", "host_streams", "2"), ("ftl", "gc_streams", "2")],
+        "WPO-GC (seed 001): DT-GC's triggers and interruptible GC, the WPO victim score, LPN-temperature placement of host writes and migrations",
+    ),
+];
+
+/// Fill the keys of the GC preset named in `gc.preset` that the configuration does not set.
+pub fn expand_gc(tree: &mut toml::Value) -> Result<(), ConfigError> {
+    let name = match tree.get("gc").and_then(|g| g.get("preset")) {
+        Some(toml::Value::String(s)) => s.clone(),
+        _ => return Ok(()),
+    };
+    if name == "none" {
+        return Ok(());
+    }
+    let Some((_, keys, _)) = GC_PRESETS.iter().find(|p| p.0 == name) else {
+        let names: Vec<&str> = GC_PRESETS.iter().map(|p| p.0).collect();
+        return Err(ConfigError::invalid(
+            "gc.preset",
+            format!("{name:?}"),
+            format!("expected one of: none, {}", names.join(", ")),
+        ));
+    };
+    let root = tree.as_table_mut().expect("config tree is a table");
+    for (section, key, value) in keys.iter() {
+        let table = root.entry(section.to_string()).or_insert_with(|| toml::Value::Table(Default::default()));
+        let Some(table) = table.as_table_mut() else { continue };
+        let v = toml::from_str::<toml::Table>(&format!("v = {value}")).ok().and_then(|mut t| t.remove("v"));
+        table.entry(key.to_string()).or_insert_with(|| v.unwrap_or_else(|| toml::Value::String(value.to_string())));
+    }
+    Ok(())
+}

@@ -13,7 +13,11 @@ pub struct RawConfig {
     pub gc: RawGc,
     pub workload: RawWorkload,
     pub buffer: RawBuffer,
+    pub placement: RawPlacement,
+    pub wear: RawWear,
     pub hotness: RawHotness,
+    /// `flashlab fs powercut`: the raw-flash device, UBI, flashfs and the campaign.
+    pub flashfs: flashlab_flashfs::powercut::CampaignSettings,
     pub sim: RawSim,
 }
 
@@ -136,11 +140,19 @@ pub struct RawFtl {
     pub separate_gc_frontier: bool,
     /// Host write streams (temperature classes), each with its own frontier block per plane.
     pub host_streams: u32,
+    /// GC write streams (temperature classes of migrated pages).
+    pub gc_streams: u32,
 }
 
 impl Default for RawFtl {
     fn default() -> Self {
-        RawFtl { mapping: "page".into(), stripe_order: "cwdp".into(), separate_gc_frontier: true, host_streams: 1 }
+        RawFtl {
+            mapping: "page".into(),
+            stripe_order: "cwdp".into(),
+            separate_gc_frontier: true,
+            host_streams: 1,
+            gc_streams: 1,
+        }
     }
 }
 
@@ -159,6 +171,22 @@ pub struct RawGc {
     /// each page migration; below `free_blocks_min` it becomes urgent and blocking.
     pub mode: String,
     pub background_free_blocks: u32,
+    /// `none`, `basic-gc`, `dt-gc`, `wpo-gc`: fills the GC, placement and stream keys the file does not set.
+    pub preset: String,
+    /// DT-GC coefficients: H = dt_a·E + dt_b·(1 − Vp), T = dt_big_a·E + dt_big_b·(1 − Vp) + dt_c·Ip.
+    pub dt_a: f64,
+    pub dt_b: f64,
+    pub dt_big_a: f64,
+    pub dt_big_b: f64,
+    pub dt_c: f64,
+    /// Over-provisioning ratio E; negative = device.spare_factor.
+    pub dt_e: f64,
+    /// Host pages written to a plane between two DT-GC checks.
+    pub dt_check_pages: u32,
+    /// WPO-GC's k in a(Δε) = 2 / (1 + e^(k/Δε)).
+    pub wpo_k: f64,
+    /// WECO's fixed wear weight.
+    pub weco_weight: f64,
 }
 
 impl Default for RawGc {
@@ -170,6 +198,16 @@ impl Default for RawGc {
             d_choices: 10,
             mode: "blocking".into(),
             background_free_blocks: 4,
+            preset: "none".into(),
+            dt_a: 0.3,
+            dt_b: 0.1,
+            dt_big_a: 0.5,
+            dt_big_b: 0.3,
+            dt_c: 0.2,
+            dt_e: -1.0,
+            dt_check_pages: 64,
+            wpo_k: 10.0,
+            weco_weight: 0.5,
         }
     }
 }
@@ -248,4 +286,42 @@ pub struct RawSim {
     pub strict: bool,
     /// Keep a content tag per physical page and check every read against it.
     pub track_content: bool,
+}
+
+/// Placement by temperature (host writes and GC migrations into temperature streams).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawPlacement {
+    pub enabled: bool,
+    /// The identifier that classifies writes (default: seed 001's LPN temperature table).
+    pub identifier: flashlab_hotdata::IdentifierSpec,
+}
+
+impl Default for RawPlacement {
+    fn default() -> Self {
+        RawPlacement {
+            enabled: false,
+            identifier: flashlab_hotdata::IdentifierSpec::default_for(
+                flashlab_hotdata::IdentifierKind::TemperatureTable,
+            ),
+        }
+    }
+}
+
+/// Wear levelling.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawWear {
+    /// Open the least-worn free block.
+    pub dynamic: bool,
+    /// Static: move the data of a plane's least-worn block when its erase spread exceeds this (0 = off).
+    pub static_threshold: u32,
+    /// Check the spread every this many erases per plane.
+    pub static_check_erases: u32,
+}
+
+impl Default for RawWear {
+    fn default() -> Self {
+        RawWear { dynamic: false, static_threshold: 0, static_check_erases: 32 }
+    }
 }

@@ -3,7 +3,7 @@
 use crate::raw::*;
 use crate::settings::*;
 use crate::ConfigError;
-use flashlab_ftl::{FtlSettings, StripeOrder, VictimPolicy};
+use flashlab_ftl::{DtParams, FtlSettings, StripeOrder, Trigger, VictimPolicy, WearLevelling};
 use flashlab_nand::Geometry;
 
 fn one_of<T: Copy>(key: &'static str, value: &str, choices: &[(&str, T)]) -> Result<T, ConfigError> {
@@ -48,6 +48,7 @@ impl RawConfig {
             gc_mode: self.gc_mode()?,
             buffer_pages: self.buffer.bytes / geometry.page_bytes as u64,
             hotness: self.hotness.resolve()?,
+            flashfs: self.resolve_flashfs()?,
 
             workload: self.workload.resolve(geometry.page_bytes as u64)?,
         })
@@ -55,14 +56,16 @@ impl RawConfig {
 
     fn check_spare(&self, g: &Geometry, logical_pages: u64) -> Result<(), ConfigError> {
         let spare_blocks = (g.pages() as u64 - logical_pages) / g.pages_per_block as u64 / g.planes() as u64;
-        let need = self.gc.free_blocks_min as u64 + self.ftl.host_streams as u64 + 2;
+        let gc_streams = if self.ftl.separate_gc_frontier { self.ftl.gc_streams as u64 } else { 0 };
+        let need = self.gc.free_blocks_min as u64 + self.ftl.host_streams as u64 + gc_streams + 1;
         if spare_blocks < need {
             return Err(ConfigError::invalid(
                 "device.spare_factor",
                 self.device.spare_factor,
                 format!(
                     "leaves {spare_blocks} spare blocks per plane; GC needs at least gc.free_blocks_min + \
-                     ftl.host_streams + 2 = {need} (the free-block reserve, the host and GC frontiers, and a block to reclaim)"
+                     ftl.host_streams + ftl.gc_streams + 1 = {need} (the free-block reserve, the host and GC frontiers, \
+                     and a block to reclaim)"
                 ),
             ));
         }
@@ -82,11 +85,68 @@ impl RawConfig {
         Ok(GcMode::Preemptible { background_free_blocks: bg })
     }
 
+    fn victim(&self) -> Result<VictimPolicy, ConfigError> {
+        let g = &self.gc;
+        Ok(match VictimPolicy::from_name(&g.victim, g.d_choices)? {
+            VictimPolicy::Weco { .. } if !(0.0..=1.0).contains(&g.weco_weight) => {
+                return Err(ConfigError::invalid("gc.weco_weight", g.weco_weight, "expected a weight from 0 to 1"))
+            }
+            VictimPolicy::Weco { .. } => VictimPolicy::Weco { weight: g.weco_weight },
+            VictimPolicy::Wpo { .. } if !(g.wpo_k > 0.0 && g.wpo_k.is_finite()) => {
+                return Err(ConfigError::invalid("gc.wpo_k", g.wpo_k, "expected a positive number"))
+            }
+            VictimPolicy::Wpo { .. } => VictimPolicy::Wpo { k: g.wpo_k },
+            v => v,
+        })
+    }
+
+    fn trigger(&self) -> Result<Trigger, ConfigError> {
+        let g = &self.gc;
+        if !one_of("gc.trigger", &g.trigger, &[("threshold", false), ("dt-gc", true)])? {
+            return Ok(Trigger::Threshold);
+        }
+        if g.dt_check_pages == 0 {
+            return Err(ConfigError::invalid("gc.dt_check_pages", 0, "expected at least 1"));
+        }
+        let coefficients = [
+            ("gc.dt_a", g.dt_a),
+            ("gc.dt_b", g.dt_b),
+            ("gc.dt_big_a", g.dt_big_a),
+            ("gc.dt_big_b", g.dt_big_b),
+            ("gc.dt_c", g.dt_c),
+        ];
+        if let Some((k, v)) = coefficients.iter().find(|(_, v)| !(0.0..=1.0).contains(v)) {
+            return Err(ConfigError::invalid(k, v, "expected a coefficient from 0 to 1"));
+        }
+        let e = if g.dt_e < 0.0 { self.device.spare_factor } else { g.dt_e };
+        Ok(Trigger::DtGc(DtParams {
+            a: g.dt_a,
+            b: g.dt_b,
+            big_a: g.dt_big_a,
+            big_b: g.dt_big_b,
+            c: g.dt_c,
+            e,
+            check_pages: g.dt_check_pages,
+        }))
+    }
+
+    fn placement(&self) -> Result<Option<flashlab_hotdata::IdentifierSpec>, ConfigError> {
+        if !self.placement.enabled {
+            return Ok(None);
+        }
+        self.placement.identifier.validate().map_err(|e| {
+            ConfigError::invalid("placement.identifier", self.placement.identifier.kind().name(), e.to_string())
+        })?;
+        Ok(Some(self.placement.identifier.clone()))
+    }
+
     fn resolve_ftl(&self, logical_pages: u64) -> Result<FtlSettings, ConfigError> {
         one_of("ftl.mapping", &self.ftl.mapping, &[("page", ())])?;
-        one_of("gc.trigger", &self.gc.trigger, &[("threshold", ())])?;
         if !(1..=64).contains(&self.ftl.host_streams) {
             return Err(ConfigError::invalid("ftl.host_streams", self.ftl.host_streams, "expected 1 to 64"));
+        }
+        if !(1..=64).contains(&self.ftl.gc_streams) {
+            return Err(ConfigError::invalid("ftl.gc_streams", self.ftl.gc_streams, "expected 1 to 64"));
         }
         if self.gc.free_blocks_min == 0 {
             return Err(ConfigError::invalid("gc.free_blocks_min", 0, "expected at least 1"));
@@ -94,7 +154,15 @@ impl RawConfig {
         Ok(FtlSettings {
             logical_pages,
             free_blocks_min: self.gc.free_blocks_min,
-            victim: VictimPolicy::from_name(&self.gc.victim, self.gc.d_choices)?,
+            victim: self.victim()?,
+            gc_streams: self.ftl.gc_streams,
+            trigger: self.trigger()?,
+            placement: self.placement()?,
+            wear: WearLevelling {
+                dynamic: self.wear.dynamic,
+                static_threshold: self.wear.static_threshold,
+                static_check_erases: self.wear.static_check_erases,
+            },
             stripe: StripeOrder::parse(&self.ftl.stripe_order)?,
             separate_gc_frontier: self.ftl.separate_gc_frontier,
             host_streams: self.ftl.host_streams,
@@ -272,5 +340,12 @@ impl RawHotness {
             warmup_writes: self.warmup_writes,
             waf: self.waf,
         })
+    }
+}
+
+impl RawConfig {
+    fn resolve_flashfs(&self) -> Result<flashlab_flashfs::powercut::CampaignSettings, ConfigError> {
+        self.flashfs.validate().map_err(|e| ConfigError::invalid("flashfs", "(section)", e.to_string()))?;
+        Ok(self.flashfs.clone())
     }
 }

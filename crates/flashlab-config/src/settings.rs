@@ -118,6 +118,8 @@ pub struct Settings {
     /// DRAM write-buffer capacity in pages (0 = none).
     pub buffer_pages: u64,
     pub hotness: HotnessSettings,
+    /// The power-cut campaign of `flashlab fs powercut`.
+    pub flashfs: flashlab_flashfs::powercut::CampaignSettings,
 
     pub workload: WorkloadSettings,
 }

@@ -62,7 +62,8 @@ fn impossible_geometry_says_why() {
     assert_eq!(err("", &["device.dies_per_chip=0"]), "device.dies_per_chip must be at least 1, got 0");
     let e = err("", &["device.spare_factor=0.001"]);
     assert!(
-        e.contains("leaves 1 spare blocks per plane") && e.contains("gc.free_blocks_min + ftl.host_streams + 2 = 5"),
+        e.contains("leaves 1 spare blocks per plane")
+            && e.contains("gc.free_blocks_min + ftl.host_streams + ftl.gc_streams + 1 = 5"),
         "{e}"
     );
     assert!(err("", &["device.spare_factor=1.0"]).contains("expected 0 <= spare_factor < 1"));
@@ -130,4 +131,34 @@ fn gc_mode_validation() {
         err("", &["gc.mode=preemptible", "gc.background_free_blocks=2"]).contains("more than gc.free_blocks_min = 2")
     );
     assert!(err("", &["gc.mode=lazy"]).contains("blocking, preemptible"));
+}
+
+#[test]
+fn gc_presets_fill_unset_keys() {
+    let (raw, s) = load("[gc]\npreset = \"wpo-gc\"\n", "x", &[]).unwrap();
+    assert_eq!(
+        (raw.gc.victim.as_str(), raw.gc.trigger.as_str(), raw.gc.mode.as_str()),
+        ("wpo", "dt-gc", "preemptible")
+    );
+    assert!(raw.placement.enabled && s.ftl.placement.is_some());
+    assert_eq!(s.ftl.victim, flashlab_ftl::VictimPolicy::Wpo { k: 10.0 });
+    assert!(matches!(s.ftl.trigger, flashlab_ftl::Trigger::DtGc(p) if p.e == 0.2 && p.a == 0.3));
+    // An explicit key wins over the preset.
+    let (raw, _) = load("[gc]\npreset = \"wpo-gc\"\nvictim = \"cat\"\n", "x", &[]).unwrap();
+    assert_eq!(raw.gc.victim, "cat");
+    let (raw, s) = load("", "x", &["gc.preset=basic-gc".into()]).unwrap();
+    assert_eq!((raw.ftl.gc_streams, raw.gc.mode.as_str()), (2, "blocking"));
+    assert_eq!(s.gc_mode, GcMode::Blocking);
+    assert!(err("", &["gc.preset=best-gc"]).contains("none, basic-gc, dt-gc, wpo-gc"));
+    assert!(err("", &["gc.victim=wpo", "gc.wpo_k=0"]).contains("gc.wpo_k"));
+    assert!(err("", &["gc.trigger=dt-gc", "gc.dt_a=2"]).contains("gc.dt_a"));
+}
+
+#[test]
+fn flashfs_campaign_section() {
+    let (raw, s) = load("[flashfs]\nevery_k_ops = 7\n", "x", &[]).unwrap();
+    assert_eq!(raw.flashfs.every_k_ops, 7);
+    assert_eq!(s.flashfs.every_k_ops, 7);
+    let e = err("[flashfs]\nevery_k_op = 7\n", &[]);
+    assert!(e.contains("my.toml:2: unknown key `flashfs.every_k_op`; nearest valid: flashfs.every_k_ops"), "{e}");
 }

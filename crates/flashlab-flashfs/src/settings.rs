@@ -2,10 +2,10 @@
 
 use crate::compress::Compression;
 use flashlab_mtd::SettingsError;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// flashfs tunables (fixed at format time except `strict`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FsSettings {
     /// Index B-tree fan-out (UBIFS default 8).

@@ -67,7 +67,7 @@ impl PageFtl {
                 return Err(format!("closed index holds block {b} in role {:?}", self.role[b as usize]));
             }
         }
-        let slots = (self.s.host_streams + 1) as usize;
+        let slots = self.slots as usize;
         for &open in &self.open[plane as usize * slots..(plane as usize + 1) * slots] {
             if open != NO_BLOCK && self.index.contains(open) {
                 return Err(format!("open block {open} is a GC candidate"));

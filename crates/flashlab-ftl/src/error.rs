@@ -9,7 +9,7 @@ pub enum FtlError {
     NoSpace { plane: u32 },
     #[error("invalid stripe order {0:?}: expected a permutation of the letters c (channel), w (chip/way), d (die), p (plane), e.g. \"cwdp\"")]
     StripeOrder(String),
-    #[error("unknown GC victim policy {0:?}; valid: greedy, fifo, random, d-choices, cost-benefit")]
+    #[error("unknown GC victim policy {0:?}; valid: greedy, fifo, random, d-choices, cost-benefit, cat, weco, wpo")]
     UnknownVictim(String),
     #[error("gc.d_choices must be at least 1")]
     DChoices,

@@ -42,6 +42,9 @@ pub struct FtlStats {
     pub unmapped_reads: u64,
     pub gc_runs: u64,
     pub gc_copied_pages: u64,
+    /// Static wear-levelling moves (blocks whose data was moved) and pages they copied.
+    pub wl_moves: u64,
+    pub wl_copied_pages: u64,
 }
 
 impl FtlStats {
@@ -53,6 +56,8 @@ impl FtlStats {
             unmapped_reads: self.unmapped_reads - e.unmapped_reads,
             gc_runs: self.gc_runs - e.gc_runs,
             gc_copied_pages: self.gc_copied_pages - e.gc_copied_pages,
+            wl_moves: self.wl_moves - e.wl_moves,
+            wl_copied_pages: self.wl_copied_pages - e.wl_copied_pages,
         }
     }
 }
@@ -77,9 +82,17 @@ pub struct PageFtl {
     pub(crate) role: Vec<Role>,
     pub(crate) close_time: Vec<u64>,
     pub(crate) free: Vec<VecDeque<u32>>,
-    /// Open (frontier) block per plane and stream: `plane * (host_streams + 1) + stream`,
-    /// host streams first, the GC stream last.
+    /// Open (frontier) block per plane and stream: `plane * slots + stream`, host
+    /// streams first, then the GC streams.
     pub(crate) open: Vec<u32>,
+    pub(crate) slots: u32,
+    pub(crate) placement: Option<crate::Placement>,
+    /// Per plane: valid pages, host pages since the last DT-GC check, whether DT-GC
+    /// asked for interruptible GC, erases since the last static wear-levelling check.
+    pub(crate) plane_valid: Vec<u64>,
+    pub(crate) consumed: Vec<u32>,
+    pub(crate) bg_wanted: Vec<bool>,
+    pub(crate) wl_erases: Vec<u32>,
     /// Per plane: the victim of the GC run under way (NO_BLOCK if none) and the next page offset to examine.
     pub(crate) gc_victim: Vec<u32>,
     pub(crate) gc_cursor: Vec<u32>,
@@ -140,6 +153,12 @@ impl PageFtl {
     pub fn new(geo: Geometry, s: FtlSettings) -> Self {
         let (planes, bpp) = (geo.planes(), geo.blocks_per_plane);
         let free = (0..planes).map(|p| (p * bpp..(p + 1) * bpp).collect()).collect();
+        let slots = s.host_streams + if s.separate_gc_frontier { s.gc_streams } else { 0 };
+        let placement = s.placement.as_ref().map(|spec| {
+            let id =
+                spec.build(s.seed ^ 0x706c_6163_656d_656e, s.logical_pages).expect("validated placement identifier");
+            crate::Placement::new(id, s.host_streams, s.gc_streams)
+        });
         let index = ClosedIndex::new(planes, bpp, geo.pages_per_block, s.victim.needs_buckets(), s.victim.needs_fifo());
         PageFtl {
             nand: Nand::new(geo),
@@ -149,7 +168,13 @@ impl PageFtl {
             role: vec![Role::Free; geo.blocks() as usize],
             close_time: vec![0; geo.blocks() as usize],
             free,
-            open: vec![NO_BLOCK; (planes * (s.host_streams + 1)) as usize],
+            open: vec![NO_BLOCK; (planes * slots) as usize],
+            slots,
+            placement,
+            plane_valid: vec![0; planes as usize],
+            consumed: vec![0; planes as usize],
+            bg_wanted: vec![false; planes as usize],
+            wl_erases: vec![0; planes as usize],
             gc_victim: vec![NO_BLOCK; planes as usize],
             gc_cursor: vec![0; planes as usize],
             stripe: stripe_sequence(&geo, s.stripe),
@@ -248,7 +273,11 @@ impl PageFtl {
     /// Write one logical page to the next plane of the stripe sequence.
     #[inline]
     pub fn write(&mut self, lpn: u64) -> Result<u32, FtlError> {
-        self.write_stream(lpn, 0)
+        let stream = match &mut self.placement {
+            Some(p) if lpn < self.s.logical_pages => p.host_class(lpn).min(self.s.host_streams - 1),
+            _ => 0,
+        };
+        self.write_stream(lpn, stream)
     }
 
     /// Write one logical page to host write stream `stream` (placement by temperature:
@@ -324,8 +353,10 @@ impl PageFtl {
     pub(crate) fn invalidate_page(&mut self, page: u32) {
         self.nand.invalidate(page);
         self.p2l[page as usize] = NO_PAGE;
+        let block = self.nand.block_of(page);
+        self.plane_valid[self.nand.plane_of_block(block) as usize] -= 1;
         if self.index.has_buckets() {
-            self.rebucket(self.nand.block_of(page));
+            self.rebucket(block);
         }
     }
 
@@ -337,13 +368,15 @@ impl PageFtl {
         }
     }
 
-    /// The frontier slot GC migrations write to: their own, or host stream 0.
+    /// The frontier slot a page migrated by GC goes to: its temperature class among
+    /// the GC streams, or among the host streams without a separate GC frontier.
     #[inline]
-    pub(crate) fn gc_stream(&self) -> u32 {
+    pub(crate) fn gc_slot(&self, lpn: u32) -> u32 {
+        let class = self.placement.as_ref().map_or(0, |p| p.gc_class(lpn as u64));
         if self.s.separate_gc_frontier {
-            self.s.host_streams
+            self.s.host_streams + class.min(self.s.gc_streams - 1)
         } else {
-            0
+            class.min(self.s.host_streams - 1)
         }
     }
 
@@ -351,12 +384,13 @@ impl PageFtl {
     /// returns the physical page.
     #[inline(always)]
     pub(crate) fn append(&mut self, plane: u32, lpn: u32, stream: u32, cause: Cause) -> Result<u32, FtlError> {
-        let slot = (plane * (self.s.host_streams + 1) + stream) as usize;
+        let slot = (plane * self.slots + stream) as usize;
         let mut block = self.open[slot];
         if block == NO_BLOCK || self.nand.write_pointer(block) == self.geo.pages_per_block {
             block = self.open_block(plane, slot, stream)?;
         }
         let page = self.nand.program_next(block, cause);
+        self.plane_valid[plane as usize] += 1;
         self.log(OpKind::Program, cause, page);
         self.p2l[page as usize] = lpn;
         self.l2p[lpn as usize] = page;
@@ -372,9 +406,9 @@ impl PageFtl {
             self.close_block(plane, old);
             self.open[slot] = NO_BLOCK;
         }
-        let block = self.free[plane as usize].pop_front().ok_or(FtlError::NoSpace { plane })?;
+        let block = self.take_free_block(plane).ok_or(FtlError::NoSpace { plane })?;
         debug_assert_eq!(self.nand.write_pointer(block), 0);
-        self.role[block as usize] = if stream == self.s.host_streams { Role::GcOpen } else { Role::HostOpen };
+        self.role[block as usize] = if stream >= self.s.host_streams { Role::GcOpen } else { Role::HostOpen };
         self.open[slot] = block;
         Ok(block)
     }

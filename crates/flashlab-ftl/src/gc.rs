@@ -3,7 +3,7 @@
 
 use crate::ftl::{Role, NO_BLOCK};
 use crate::victim::{BlockInfo, BlockView, VictimSelector};
-use crate::{FtlError, PageFtl};
+use crate::{DtParams, FtlError, GcRequest, PageFtl, Trigger};
 use flashlab_nand::{Cause, OpKind};
 
 /// What one GC step did.
@@ -47,6 +47,9 @@ impl BlockView for PlaneView<'_> {
         }
         self.candidates().iter().copied().min_by_key(|&b| self.info(b).valid)
     }
+    fn erase_range(&self) -> (u32, u32) {
+        self.ftl.plane_erase_range(self.plane)
+    }
     fn oldest(&self) -> Option<u32> {
         if self.ftl.index.has_fifo() {
             return self.oldest;
@@ -59,6 +62,13 @@ impl PageFtl {
     /// Run GC in `plane` until it has `free_blocks_min` free blocks (blocking GC).
     #[inline]
     pub(crate) fn collect(&mut self, plane: u32) -> Result<(), FtlError> {
+        if let Trigger::DtGc(p) = self.s.trigger {
+            self.consumed[plane as usize] += 1;
+            if self.consumed[plane as usize] >= p.check_pages {
+                self.consumed[plane as usize] = 0;
+                self.dt_check(plane, &p)?;
+            }
+        }
         let min = self.s.free_blocks_min as usize;
         let mut runs = 0u32;
         while self.free[plane as usize].len() < min {
@@ -92,13 +102,12 @@ impl PageFtl {
         let first = self.nand.first_page(victim);
         let mut from = self.gc_cursor[plane as usize];
         let mut moved = 0;
-        let gc_stream = self.gc_stream();
         while let Some(page) = self.nand.next_valid(victim, from) {
             from = page - first + 1;
             let lpn = self.p2l[page as usize];
             self.p2l[page as usize] = crate::NO_PAGE;
             self.log(OpKind::Read, Cause::Gc, page);
-            let new = self.append(plane, lpn, gc_stream, Cause::Gc)?;
+            let new = self.append(plane, lpn, self.gc_slot(lpn), Cause::Gc)?;
             if self.s.track_content {
                 self.tags[new as usize] = self.tags[page as usize];
             }
@@ -106,8 +115,10 @@ impl PageFtl {
         }
         self.nand.count(OpKind::Read, Cause::Gc, moved);
         self.nand.invalidate_block(victim);
+        self.plane_valid[plane as usize] -= moved;
         self.stats.gc_copied_pages += moved;
         self.erase_free(plane, victim, Cause::Gc);
+        self.after_erase(plane)?;
 
         self.gc_victim[plane as usize] = NO_BLOCK;
         Ok(victim)
@@ -117,7 +128,53 @@ impl PageFtl {
     /// has fewer than `background_free_blocks` free blocks.
     #[inline]
     pub fn wants_background_gc(&self, plane: u32, background_free_blocks: u32) -> bool {
-        self.gc_in_progress(plane) || self.free[plane as usize].len() < background_free_blocks as usize
+        self.gc_in_progress(plane)
+            || match self.s.trigger {
+                Trigger::Threshold => self.free[plane as usize].len() < background_free_blocks as usize,
+                Trigger::DtGc(_) => self.bg_wanted[plane as usize],
+            }
+    }
+
+    /// Free, valid and invalid page ratios of a plane.
+    pub fn page_ratios(&self, plane: u32) -> (f64, f64, f64) {
+        let ppb = self.geo.pages_per_block as u64;
+        let total = (self.geo.blocks_per_plane as u64 * ppb) as f64;
+        let p = plane as usize;
+        let slots = &self.open[p * self.slots as usize..(p + 1) * self.slots as usize];
+        let open_free: u64 =
+            slots.iter().filter(|&&b| b != NO_BLOCK).map(|&b| ppb - self.nand.write_pointer(b) as u64).sum();
+        let free = self.free[p].len() as u64 * ppb + open_free;
+        let valid = self.plane_valid[p];
+        let fp = free as f64 / total;
+        let vp = valid as f64 / total;
+        (fp, vp, (1.0 - fp - vp).max(0.0))
+    }
+
+    /// DT-GC's check: collect now below H, ask for interruptible GC below T.
+    fn dt_check(&mut self, plane: u32, p: &DtParams) -> Result<(), FtlError> {
+        let mut runs = 0;
+        loop {
+            let (fp, vp, ip) = self.page_ratios(plane);
+            match p.request(fp, vp, ip) {
+                GcRequest::Urgent if runs < self.geo.blocks_per_plane => {
+                    self.gc_once(plane)?;
+                    runs += 1;
+                }
+                req => {
+                    self.bg_wanted[plane as usize] = req != GcRequest::None;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// After an erase: DT-GC re-evaluates the plane; static wear levelling may act.
+    fn after_erase(&mut self, plane: u32) -> Result<(), FtlError> {
+        if let Trigger::DtGc(p) = self.s.trigger {
+            let (fp, vp, ip) = self.page_ratios(plane);
+            self.bg_wanted[plane as usize] = p.request(fp, vp, ip) != GcRequest::None;
+        }
+        self.static_wear_level(plane)
     }
 
     /// Whether a GC run is under way in `plane` (a victim partly migrated).
@@ -147,6 +204,7 @@ impl PageFtl {
             None => {
                 self.erase_free(plane, victim, Cause::Gc);
                 self.gc_victim[plane as usize] = NO_BLOCK;
+                self.after_erase(plane)?;
                 Ok(GcStep::Erased(victim))
             }
         }
@@ -185,7 +243,8 @@ impl PageFtl {
         self.log(OpKind::Read, cause, page);
         self.nand.invalidate(page);
         self.p2l[page as usize] = crate::NO_PAGE;
-        let new = self.append(plane, lpn, self.gc_stream(), cause)?;
+        self.plane_valid[plane as usize] -= 1;
+        let new = self.append(plane, lpn, self.gc_slot(lpn), cause)?;
         if self.s.track_content {
             self.tags[new as usize] = self.tags[page as usize];
         }

@@ -20,11 +20,19 @@ mod error;
 mod ftl;
 mod gc;
 mod index;
+mod placement;
 mod settings;
+mod trigger;
 mod victim;
+mod wear;
 
 pub use error::FtlError;
 pub use ftl::{FlashOp, FtlStats, PageFtl, ReadOutcome, NO_PAGE};
 pub use gc::GcStep;
-pub use settings::{FtlSettings, StripeOrder};
-pub use victim::{BlockInfo, BlockView, VecView, VictimPolicy, VictimSelector};
+pub use placement::Placement;
+pub use settings::{FtlSettings, StripeOrder, WearLevelling};
+pub use trigger::{DtParams, GcRequest, Trigger};
+pub use victim::{
+    cat_score, cost_benefit_score, weighted_score, wpo_weight, BlockInfo, BlockView, VecView, VictimPolicy,
+    VictimSelector,
+};

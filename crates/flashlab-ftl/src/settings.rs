@@ -44,10 +44,28 @@ pub struct FtlSettings {
     pub separate_gc_frontier: bool,
     /// Host write streams (temperature classes), each with its own frontier per plane.
     pub host_streams: u32,
+    /// GC write streams (temperature classes of migrated pages), with `separate_gc_frontier`.
+    pub gc_streams: u32,
+    pub trigger: crate::Trigger,
+    /// Hot-data identifier that chooses streams; None = every write in stream 0.
+    pub placement: Option<flashlab_hotdata::IdentifierSpec>,
+    pub wear: WearLevelling,
     /// Check every invariant after every operation (slow).
     pub strict: bool,
     /// Keep a content tag per physical page so reads can be checked.
     pub track_content: bool,
     /// Seed of the FTL's random choices (random and d-choices victims).
     pub seed: u64,
+}
+
+/// Wear levelling.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WearLevelling {
+    /// Open the least-worn free block of the plane instead of the oldest freed one.
+    pub dynamic: bool,
+    /// Static: when a plane's erase-count spread exceeds this, move the data of its
+    /// least-worn closed block elsewhere (0 = off).
+    pub static_threshold: u32,
+    /// Check the spread every this many erases in the plane.
+    pub static_check_erases: u32,
 }

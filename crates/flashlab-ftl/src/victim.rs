@@ -30,6 +30,11 @@ pub trait BlockView {
     fn oldest(&self) -> Option<u32> {
         self.candidates().iter().copied().min_by_key(|&b| self.info(b).close_time)
     }
+    /// Lowest and highest erase count of the plane's blocks (default: of the candidates).
+    fn erase_range(&self) -> (u32, u32) {
+        let it = self.candidates().iter().map(|&b| self.info(b).erase_count);
+        (it.clone().min().unwrap_or(0), it.max().unwrap_or(0))
+    }
 }
 
 /// A hand-built view for tests and tools.
@@ -76,14 +81,27 @@ pub enum VictimPolicy {
     /// Rosenblum–Ousterhout: maximise (1 − u)·age / (1 + u), u = valid / pages per block,
     /// age = now − close time (age of the block's youngest data).
     CostBenefit,
+    /// Cost-age-times (Chiang, Lee, Chang): minimise u / (1 − u) · 1 / age · erases,
+    /// with age and erases counted from 1.
+    Cat,
+    /// WECO (Tjioe et al. 2012) as far as it can be known: minimise
+    /// (1 − w)·valid/pages + w·erases/(1 + max erases), a fixed weight `w`.
+    Weco { weight: f64 },
+    /// WPO-GC (seed 001): minimise (1 − a)·valid/pages + a·erases/(1 + max),
+    /// a = 2 / (1 + e^(k/Δε)) for Δε = max − min > 0, else 0.
+    Wpo { k: f64 },
 }
 
 impl VictimPolicy {
-    pub const NAMES: [&'static str; 5] = ["greedy", "fifo", "random", "d-choices", "cost-benefit"];
+    pub const NAMES: [&'static str; 8] =
+        ["greedy", "fifo", "random", "d-choices", "cost-benefit", "cat", "weco", "wpo"];
 
-    /// Parse a policy name; `d` is used by `d-choices`.
+    /// Parse a policy name with default parameters; `d` is used by `d-choices`.
     pub fn from_name(name: &str, d: u32) -> Result<Self, FtlError> {
         match name {
+            "cat" => Ok(Self::Cat),
+            "weco" => Ok(Self::Weco { weight: 0.5 }),
+            "wpo" => Ok(Self::Wpo { k: 10.0 }),
             "greedy" => Ok(Self::Greedy),
             "fifo" => Ok(Self::Fifo),
             "random" => Ok(Self::Random),
@@ -100,6 +118,9 @@ impl VictimPolicy {
             Self::Random => "random",
             Self::DChoices { .. } => "d-choices",
             Self::CostBenefit => "cost-benefit",
+            Self::Cat => "cat",
+            Self::Weco { .. } => "weco",
+            Self::Wpo { .. } => "wpo",
         }
     }
     /// Whether the FTL must keep the valid-count bucket index.
@@ -130,6 +151,16 @@ impl VictimSelector for VictimPolicy {
             Self::Random => Some(c[below(rng, c.len())]),
             Self::DChoices { d } => d_choices(view, rng, d),
             Self::CostBenefit => cost_benefit(view),
+            Self::Cat => lowest(view, cat_score),
+            Self::Weco { weight } => {
+                let (_, max) = view.erase_range();
+                lowest(view, |i, ppb, _| weighted_score(i, ppb, max, weight))
+            }
+            Self::Wpo { k } => {
+                let (min, max) = view.erase_range();
+                let a = wpo_weight(k, max - min);
+                lowest(view, |i, ppb, _| weighted_score(i, ppb, max, a))
+            }
         }
     }
 }
@@ -157,4 +188,41 @@ fn cost_benefit<V: BlockView>(view: &V) -> Option<u32> {
         }
     }
     best.map(|(_, b)| b)
+}
+
+/// The candidate with the lowest score (ties: the lower block id).
+fn lowest<V: BlockView>(view: &V, score: impl Fn(BlockInfo, u32, u64) -> f64) -> Option<u32> {
+    let (ppb, now) = (view.pages_per_block(), view.now());
+    let mut best: Option<(f64, u32)> = None;
+    for &b in view.candidates() {
+        let s = score(view.info(b), ppb, now);
+        if best.is_none_or(|(bs, bb)| s < bs || (s == bs && b < bb)) {
+            best = Some((s, b));
+        }
+    }
+    best.map(|(_, b)| b)
+}
+
+/// CAT's cleaning cost: u / (1 − u) · 1 / age · erases (age and erases from 1).
+pub fn cat_score(info: BlockInfo, pages_per_block: u32, now: u64) -> f64 {
+    let u = info.valid as f64 / pages_per_block as f64;
+    let age = (now.saturating_sub(info.close_time) + 1) as f64;
+    if u >= 1.0 {
+        return f64::INFINITY;
+    }
+    u / (1.0 - u) / age * (info.erase_count as f64 + 1.0)
+}
+
+/// (1 − a)·valid/pages + a·erases/(1 + max): WECO's and WPO's score, lower is better.
+pub fn weighted_score(info: BlockInfo, pages_per_block: u32, max_erases: u32, a: f64) -> f64 {
+    (1.0 - a) * info.valid as f64 / pages_per_block as f64 + a * info.erase_count as f64 / (1.0 + max_erases as f64)
+}
+
+/// WPO-GC's wear weight a(Δε) = 2 / (1 + e^(k/Δε)) for Δε > 0, else 0.
+pub fn wpo_weight(k: f64, spread: u32) -> f64 {
+    if spread == 0 {
+        0.0
+    } else {
+        2.0 / (1.0 + (k / spread as f64).exp())
+    }
 }

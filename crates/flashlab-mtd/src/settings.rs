@@ -1,6 +1,6 @@
 //! Geometry and fault-model settings (serde-deserializable, validated).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// A settings value that is out of range; names the offending field.
@@ -20,7 +20,7 @@ impl SettingsError {
 }
 
 /// Raw NAND geometry and fault model (the `[flash]` section).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct NandSettings {
     /// Number of erase blocks.
@@ -51,7 +51,7 @@ impl Default for NandSettings {
 }
 
 /// Seeded fault model. Probabilities are per page operation.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FaultSettings {
     /// Seed of every random fault decision (and of power-cut garbage).

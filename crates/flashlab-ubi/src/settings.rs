@@ -1,10 +1,10 @@
 //! UBI settings (the `[ubi]` part of the `[flash]` configuration).
 
 use flashlab_mtd::SettingsError;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// UBI tunables.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct UbiSettings {
     /// Move a static LEB when max free EC - min used EC reaches this
