@@ -55,7 +55,11 @@ pub fn bench(json: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for c in cases(quick) {
         let (_, s) = flashlab_config::load("", "bench", &c.sets)?;
-        let (r, wall) = if c.as_trace { run_as_trace(&c.sets)? } else { run_timed(|| flashlab_sim::run_synthetic(&s, &mut |_| {}))? };
+        let (r, wall) = if c.as_trace {
+            run_as_trace(&c.sets)?
+        } else {
+            run_timed(|| flashlab_sim::run_synthetic(&s, &mut |_| {}))?
+        };
         rows.push(BenchRow {
             name: c.name.into(),
             description: c.description.into(),
@@ -91,7 +95,9 @@ fn peak_rss() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
 }
 
-fn run_timed(f: impl FnOnce() -> Result<flashlab_sim::RunResult, flashlab_sim::SimError>) -> anyhow::Result<(flashlab_sim::RunResult, f64)> {
+fn run_timed(
+    f: impl FnOnce() -> Result<flashlab_sim::RunResult, flashlab_sim::SimError>,
+) -> anyhow::Result<(flashlab_sim::RunResult, f64)> {
     let start = Instant::now();
     let r = f()?;
     Ok((r, start.elapsed().as_secs_f64()))
@@ -106,8 +112,13 @@ fn run_as_trace(sets: &[String]) -> anyhow::Result<(flashlab_sim::RunResult, f64
     }
     let text = w.finish()?;
     let mut trace_sets = sets.to_vec();
-    trace_sets.extend(["workload.kind=trace", "workload.trace_path=bench.ascii", "workload.arrival=trace"].map(String::from));
+    trace_sets
+        .extend(["workload.kind=trace", "workload.trace_path=bench.ascii", "workload.arrival=trace"].map(String::from));
     let (_, s) = flashlab_config::load("", "bench", &trace_sets)?;
-    let reader = flashlab_trace::TraceReader::new(&text[..], flashlab_trace::TraceFormat::Ssdsim, flashlab_trace::ReaderOptions::named("bench.ascii"));
+    let reader = flashlab_trace::TraceReader::new(
+        &text[..],
+        flashlab_trace::TraceFormat::Ssdsim,
+        flashlab_trace::ReaderOptions::named("bench.ascii"),
+    );
     run_timed(|| flashlab_sim::run(&s, reader, &mut |_| {}))
 }

@@ -3,6 +3,7 @@
 
 mod bench;
 mod config_cmd;
+mod fs_cmd;
 mod hotness;
 mod observe;
 
@@ -39,6 +40,9 @@ enum Cmd {
     /// Inspect or convert block I/O traces.
     #[command(subcommand)]
     Trace(trace_cmd::TraceCmd),
+    /// The raw-flash file system: power-cut campaigns.
+    #[command(subcommand)]
+    Fs(fs_cmd::FsCmd),
     /// Compare hot-data identifiers on a workload.
     Hotness(hotness::HotnessArgs),
     /// Regenerate a seed paper's experiment.
@@ -59,6 +63,7 @@ fn main() {
         Cmd::Config(c) => config_cmd::config(c),
         Cmd::Trace(t) => trace_cmd::trace(t),
         Cmd::Hotness(a) => hotness::hotness(a),
+        Cmd::Fs(c) => fs_cmd::fs(c),
         Cmd::Reproduce { name, .. } => Err(anyhow::anyhow!(
             "reproduce: no experiment named {name:?}; none is available yet (wpo-gc and ubifs-hotdata are planned)"
         )),

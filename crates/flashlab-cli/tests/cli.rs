@@ -237,3 +237,21 @@ fn hotness_compares_identifiers_on_synthetic_and_trace_workloads() {
     assert_eq!(v.len(), 6);
     assert!(v[0]["queries"].as_u64().unwrap() > 60_000);
 }
+
+#[test]
+fn fs_powercut_campaign_reports_zero_loss() {
+    let (_d, p) = tmp("pc.toml", "[flashfs]\nworkload_ops = 40\nevery_k_ops = 2\n");
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["fs", "powercut", p.to_str().unwrap(), "--json", "-"])).unwrap();
+    for k in ["cut_points", "recoveries", "lost_fsynced_bytes", "invariant_violations", "panics"] {
+        assert!(v[k].is_u64(), "{k}");
+    }
+    assert!(v["cut_points"].as_u64().unwrap() > 50);
+    assert_eq!(v["recoveries"], v["cut_points"]);
+    assert_eq!(
+        (v["lost_fsynced_bytes"].as_u64(), v["invariant_violations"].as_u64(), v["panics"].as_u64()),
+        (Some(0), Some(0), Some(0))
+    );
+    let e = fails(&["fs", "powercut", p.to_str().unwrap(), "--set", "flashfs.every_k_op=2"]);
+    assert!(e.contains("nearest valid: flashfs.every_k_ops"), "{e}");
+}
