@@ -9,6 +9,9 @@ mod observe;
 
 mod output;
 mod plot;
+mod repro_ubifs;
+mod repro_wpo;
+mod reproduce;
 mod run;
 mod trace_cmd;
 
@@ -64,9 +67,7 @@ fn main() {
         Cmd::Trace(t) => trace_cmd::trace(t),
         Cmd::Hotness(a) => hotness::hotness(a),
         Cmd::Fs(c) => fs_cmd::fs(c),
-        Cmd::Reproduce { name, .. } => Err(anyhow::anyhow!(
-            "reproduce: no experiment named {name:?}; none is available yet (wpo-gc and ubifs-hotdata are planned)"
-        )),
+        Cmd::Reproduce { name, out, quick } => reproduce::reproduce(&name, out, quick),
     };
     if let Err(e) = result {
         eprintln!("flashlab: error: {}", one_line(&e));

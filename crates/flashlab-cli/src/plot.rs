@@ -107,3 +107,33 @@ pub fn grouped_bars(
     root.present().map_err(err)?;
     Ok(())
 }
+
+/// Line plot: one line (with point markers) per series of (x, y) points.
+#[allow(dead_code)] // used by the reproductions
+pub fn lines(path: &Path, title: &str, x_desc: &str, y_desc: &str, series: &[(String, Vec<(f64, f64)>)]) -> anyhow::Result<()> {
+    fonts();
+    let root = BitMapBackend::new(path, (1000, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let pts = || series.iter().flat_map(|(_, v)| v.iter().copied()).filter(|(x, y)| x.is_finite() && y.is_finite());
+    let xmax = pts().map(|p| p.0).fold(0.0f64, f64::max).max(1e-9) * 1.05;
+    let ymax = pts().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9) * 1.15;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(20)
+        .x_label_area_size(45)
+        .y_label_area_size(75)
+        .build_cartesian_2d(0.0..xmax, 0.0..ymax)
+        .map_err(err)?;
+    chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).label_style(("sans-serif", 14)).draw().map_err(err)?;
+    for (i, (name, points)) in series.iter().enumerate() {
+        let color = Palette99::pick(i);
+        let pts: Vec<(f64, f64)> = points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+        chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2))).map_err(err)?.label(name.clone()).legend(
+            move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], Palette99::pick(i).stroke_width(2)),
+        );
+        chart.draw_series(pts.into_iter().map(move |p| Circle::new(p, 3, Palette99::pick(i).filled()))).map_err(err)?;
+    }
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).label_font(("sans-serif", 14)).draw().map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}

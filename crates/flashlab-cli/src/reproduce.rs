@@ -1,0 +1,27 @@
+//! `flashlab reproduce NAME`: regenerate one seed paper's experiment under `--out`
+//! (default `results/NAME/`): a Markdown table of the paper's claim beside the measured
+//! value, PNG plots and the raw JSON.
+
+use std::path::{Path, PathBuf};
+
+/// The experiments, their seed and what they regenerate.
+pub const EXPERIMENTS: &[(&str, &str)] = &[
+    ("wpo-gc", "seed 001: WPO-GC against Basic-GC and DT-GC (response times, erase spread, erases, page writes)"),
+    ("ubifs-hotdata", "seed 000: UBIFS hot-data identification, multi-log journal, delayed hot commit, LPT validity bitmap"),
+];
+
+pub fn reproduce(name: &str, out: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {
+    let out = out.unwrap_or_else(|| Path::new("results").join(name));
+    let run = match name {
+        "wpo-gc" => crate::repro_wpo::run,
+        "ubifs-hotdata" => crate::repro_ubifs::run,
+        other => {
+            let names: Vec<&str> = EXPERIMENTS.iter().map(|e| e.0).collect();
+            anyhow::bail!("reproduce: no experiment named {other:?}; available: {}", names.join(", "))
+        }
+    };
+    std::fs::create_dir_all(&out).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out.display()))?;
+    run(&out, quick)?;
+    eprintln!("wrote {}", out.display());
+    Ok(())
+}
