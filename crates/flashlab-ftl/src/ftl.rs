@@ -212,6 +212,11 @@ impl PageFtl {
     pub fn take_ops(&mut self) -> std::vec::Drain<'_, FlashOp> {
         self.ops.drain(..)
     }
+    /// Whether `block` is a write frontier (open for host or GC writes).
+    pub fn block_is_open(&self, block: u32) -> bool {
+        matches!(self.role[block as usize], Role::HostOpen | Role::GcOpen)
+    }
+
     /// Free blocks in a plane.
     pub fn free_blocks(&self, plane: u32) -> usize {
         self.free[plane as usize].len()
@@ -406,7 +411,7 @@ impl PageFtl {
             self.close_block(plane, old);
             self.open[slot] = NO_BLOCK;
         }
-        let block = self.take_free_block(plane).ok_or(FtlError::NoSpace { plane })?;
+        let block = self.take_free_block(plane, stream >= self.s.host_streams).ok_or(FtlError::NoSpace { plane })?;
         debug_assert_eq!(self.nand.write_pointer(block), 0);
         self.role[block as usize] = if stream >= self.s.host_streams { Role::GcOpen } else { Role::HostOpen };
         self.open[slot] = block;

@@ -69,7 +69,17 @@ impl PageFtl {
                 self.dt_check(plane, &p)?;
             }
         }
-        let min = self.s.free_blocks_min as usize;
+        self.collect_to_reserve(plane)?;
+        if self.s.wear.static_threshold > 0 {
+            self.static_wear_level(plane)?;
+            self.collect_to_reserve(plane)?;
+        }
+        Ok(())
+    }
+
+    /// Blocking GC until `plane` has its reserve of free blocks.
+    fn collect_to_reserve(&mut self, plane: u32) -> Result<(), FtlError> {
+        let min = self.gc_reserve();
         let mut runs = 0u32;
         while self.free[plane as usize].len() < min {
             self.gc_once(plane)?;
@@ -79,6 +89,14 @@ impl PageFtl {
             }
         }
         Ok(())
+    }
+
+    /// Free blocks a plane keeps: `free_blocks_min`, plus one per GC stream beyond the
+    /// first (one victim's migration may open a new frontier block in every GC stream).
+    #[inline]
+    pub(crate) fn gc_reserve(&self) -> usize {
+        let extra = if self.s.separate_gc_frontier { self.s.gc_streams.saturating_sub(1) } else { 0 };
+        (self.s.free_blocks_min + extra) as usize
     }
 
     /// Ask the policy for a victim in `plane`.
@@ -102,12 +120,15 @@ impl PageFtl {
         let first = self.nand.first_page(victim);
         let mut from = self.gc_cursor[plane as usize];
         let mut moved = 0;
+        // Without placement every migrated page goes to the same slot.
+        let fixed_slot = self.placement.is_none().then(|| self.gc_slot(0));
         while let Some(page) = self.nand.next_valid(victim, from) {
             from = page - first + 1;
             let lpn = self.p2l[page as usize];
             self.p2l[page as usize] = crate::NO_PAGE;
             self.log(OpKind::Read, Cause::Gc, page);
-            let new = self.append(plane, lpn, self.gc_slot(lpn), Cause::Gc)?;
+            let slot = fixed_slot.unwrap_or_else(|| self.gc_slot(lpn));
+            let new = self.append(plane, lpn, slot, Cause::Gc)?;
             if self.s.track_content {
                 self.tags[new as usize] = self.tags[page as usize];
             }
@@ -174,7 +195,8 @@ impl PageFtl {
             let (fp, vp, ip) = self.page_ratios(plane);
             self.bg_wanted[plane as usize] = p.request(fp, vp, ip) != GcRequest::None;
         }
-        self.static_wear_level(plane)
+        self.wl_count_erase(plane);
+        Ok(())
     }
 
     /// Whether a GC run is under way in `plane` (a victim partly migrated).
@@ -219,7 +241,7 @@ impl PageFtl {
         self.index.remove(plane, victim);
         self.role[victim as usize] = Role::Victim;
         self.stats.gc_runs += 1;
-        self.prefetch_victim_maps(victim);
+        // self.prefetch_victim_maps(victim);
         self.gc_victim[plane as usize] = victim;
         self.gc_cursor[plane as usize] = 0;
         Ok(Some(victim))

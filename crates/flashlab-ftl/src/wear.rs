@@ -1,4 +1,5 @@
-//! Wear levelling. Dynamic: a plane opens its least-worn free block. Static (in the
+//! Wear levelling. Dynamic: host writes open a plane's least-worn free block, GC and
+//! wear-levelling migrations (colder data) its most-worn one. Static (in the
 //! spirit of UBI): every `static_check_erases` erases in a plane, if the spread of its
 //! erase counts exceeds `static_threshold`, the data of its least-worn closed block
 //! (cold data pinning a young block) moves to the GC frontier and the block is erased,
@@ -9,13 +10,21 @@ use crate::{FtlError, PageFtl};
 use flashlab_nand::{Cause, OpKind};
 
 impl PageFtl {
-    /// The free block `plane` opens next: the oldest freed one, or the least worn.
-    pub(crate) fn take_free_block(&mut self, plane: u32) -> Option<u32> {
+    /// The free block `plane` opens next: the oldest freed one; with dynamic wear
+    /// levelling the least-worn one for host writes (hot data) and the most-worn one for
+    /// GC and wear-levelling migrations (cold data).
+    pub(crate) fn take_free_block(&mut self, plane: u32, for_gc: bool) -> Option<u32> {
         let free = &mut self.free[plane as usize];
         if !self.s.wear.dynamic {
             return free.pop_front();
         }
-        let (i, _) = free.iter().enumerate().min_by_key(|(i, &b)| (self.nand.erase_count(b), *i))?;
+        let wear = |b: u32| self.nand.erase_count(b);
+        let pick = if for_gc {
+            free.iter().enumerate().max_by_key(|(i, &b)| (wear(b), std::cmp::Reverse(*i)))
+        } else {
+            free.iter().enumerate().min_by_key(|(i, &b)| (wear(b), *i))
+        };
+        let (i, _) = pick?;
         free.remove(i)
     }
 
@@ -26,19 +35,28 @@ impl PageFtl {
         (counts.iter().copied().min().unwrap_or(0), counts.iter().copied().max().unwrap_or(0))
     }
 
-    /// Static wear levelling after an erase in `plane` (see the module docs).
-    pub(crate) fn static_wear_level(&mut self, plane: u32) -> Result<(), FtlError> {
+    /// Count an erase in `plane`; true when a static wear-levelling check is due.
+    pub(crate) fn wl_count_erase(&mut self, plane: u32) -> bool {
         let w = self.s.wear;
         if w.static_threshold == 0 {
-            return Ok(());
+            return false;
         }
-        self.wl_erases[plane as usize] += 1;
-        if self.wl_erases[plane as usize] < w.static_check_erases.max(1) {
+        let n = &mut self.wl_erases[plane as usize];
+        *n += 1;
+        *n >= w.static_check_erases.max(1)
+    }
+
+    /// Static wear levelling in `plane`, when a check is due and the plane has enough free
+    /// blocks for the move (it may open a frontier block in every GC stream).
+    pub(crate) fn static_wear_level(&mut self, plane: u32) -> Result<(), FtlError> {
+        let due = self.wl_erases[plane as usize] >= self.s.wear.static_check_erases.max(1);
+        if self.s.wear.static_threshold == 0 || !due || self.free[plane as usize].len() < self.s.gc_streams as usize + 1
+        {
             return Ok(());
         }
         self.wl_erases[plane as usize] = 0;
         let (min, max) = self.plane_erase_range(plane);
-        if max - min <= w.static_threshold {
+        if max - min <= self.s.wear.static_threshold {
             return Ok(());
         }
         let candidates = &self.index.lists[plane as usize];

@@ -1,5 +1,6 @@
 //! Integration tests of the page-mapped FTL.
 
+use flashlab_ftl::analytic;
 use flashlab_ftl::*;
 use flashlab_nand::{Cause, Geometry, OpKind};
 use proptest::prelude::*;
@@ -60,7 +61,26 @@ fn policies() -> impl Strategy<Value = VictimPolicy> {
         Just(VictimPolicy::Random),
         (1u32..5).prop_map(|d| VictimPolicy::DChoices { d }),
         Just(VictimPolicy::CostBenefit),
+        Just(VictimPolicy::Cat),
+        (0.0f64..1.0).prop_map(|weight| VictimPolicy::Weco { weight }),
+        (1.0f64..20.0).prop_map(|k| VictimPolicy::Wpo { k }),
     ]
+}
+
+/// Trigger, placement, wear levelling and stream counts for the model-based test.
+fn options() -> impl Strategy<Value = (bool, bool, bool, u32, u32)> {
+    (any::<bool>(), any::<bool>(), any::<bool>(), 0u32..4, 1u32..3)
+}
+
+fn apply_options(s: &mut FtlSettings, (dt, placement, dynamic, static_wl, gc_streams): (bool, bool, bool, u32, u32)) {
+    if dt {
+        s.trigger = Trigger::DtGc(DtParams { check_pages: 4, ..DtParams::seed001(0.25) });
+    }
+    if placement {
+        s.placement = Some(flashlab_hotdata::IdentifierSpec::from_name("temperature-table").unwrap());
+    }
+    s.wear = WearLevelling { dynamic, static_threshold: static_wl, static_check_erases: 2 };
+    s.gc_streams = gc_streams;
 }
 
 proptest! {
@@ -69,15 +89,20 @@ proptest! {
     /// Model-based: a read returns the tag of the last write; trims unmap; every
     /// invariant holds throughout (strict mode) and at the end.
     #[test]
-    fn reads_return_last_write(victim in policies(), ops in ops(150)) {
-        let g = geo(2, 12, 8);
-        let s = settings(&g, 0.25, victim);
+    fn reads_return_last_write(victim in policies(), opts in options(), ops in ops(150)) {
+        let g = geo(2, 24, 8);
+        let mut s = settings(&g, 0.25, victim);
+        apply_options(&mut s, opts);
         let logical = s.logical_pages;
         let mut ftl = PageFtl::new(g, s);
         let mut model: HashMap<u64, u32> = HashMap::new();
         for op in ops {
             match op {
-                Op::Write(l) => { let l = l % logical; ftl.write_stream(l, (l % 2) as u32).unwrap(); model.insert(l, ftl.last_tag()); }
+                Op::Write(l) => {
+                    let l = l % logical;
+                    if l % 3 == 0 { ftl.write_stream(l, (l % 2) as u32).unwrap(); } else { ftl.write(l).unwrap(); }
+                    model.insert(l, ftl.last_tag());
+                }
                 Op::Trim(l) => { let l = l % logical; ftl.trim(l).unwrap(); model.remove(&l); }
                 Op::Read(l) => {
                     let l = l % logical;
@@ -91,8 +116,10 @@ proptest! {
         }
         ftl.check_invariants().unwrap();
         let n = ftl.nand().counters();
-        prop_assert_eq!(n.total(OpKind::Program), ftl.stats().host_write_pages + ftl.stats().gc_copied_pages);
-        prop_assert_eq!(n.get(OpKind::Erase, Cause::Gc), ftl.stats().gc_runs);
+        let st = ftl.stats();
+        prop_assert_eq!(n.total(OpKind::Program), st.host_write_pages + st.gc_copied_pages + st.wl_copied_pages);
+        prop_assert_eq!(n.get(OpKind::Erase, Cause::Gc), st.gc_runs);
+        prop_assert_eq!(n.get(OpKind::Erase, Cause::WearLevel), st.wl_moves);
     }
 }
 
@@ -152,7 +179,10 @@ fn full_device_reports_no_space_not_panic() {
 #[test]
 fn unknown_victim_lists_valid_names() {
     let e = VictimPolicy::from_name("gredy", 2).unwrap_err().to_string();
-    assert!(e.contains("\"gredy\"") && e.contains("greedy, fifo, random, d-choices, cost-benefit"), "{e}");
+    assert!(
+        e.contains("\"gredy\"") && e.contains("greedy, fifo, random, d-choices, cost-benefit, cat, weco, wpo"),
+        "{e}"
+    );
     assert_eq!(VictimPolicy::from_name("d-choices", 0), Err(FtlError::DChoices));
 }
 
@@ -236,4 +266,148 @@ fn greedy_matches_desnoyers_closed_form() {
     let err = (got - want).abs() / want;
     eprintln!("greedy WAF at spare 0.1: measured {got:.4}, closed form {want:.4}, error {:.2}%", err * 100.0);
     assert!(err < 0.02, "greedy WAF {got} vs closed form {want}");
+}
+
+fn wear_view(infos: &[(u32, u32, u32)]) -> VecView {
+    VecView {
+        pages_per_block: 64,
+        now: 1000,
+        blocks: infos.iter().map(|i| i.0).collect(),
+        infos: infos.iter().map(|&(_, valid, erase_count)| BlockInfo { valid, erase_count, close_time: 500 }).collect(),
+    }
+}
+
+#[test]
+fn wpo_weight_at_known_points() {
+    assert_eq!(wpo_weight(10.0, 0), 0.0);
+    assert!((wpo_weight(10.0, 10) - 2.0 / (1.0 + 1f64.exp())).abs() < 1e-12);
+    assert!((wpo_weight(10.0, 10) - 0.5379).abs() < 1e-4);
+    assert!(wpo_weight(10.0, 1) < 1e-4);
+    assert!(wpo_weight(10.0, 1_000_000) > 0.9999);
+    assert!(wpo_weight(10.0, 20) > wpo_weight(10.0, 10));
+}
+
+#[test]
+fn wear_aware_policies_on_hand_built_views() {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+    // block, valid, erases
+    let even = wear_view(&[(1, 10, 5), (2, 40, 5), (3, 20, 5)]);
+    // No spread: WPO is greedy.
+    assert_eq!(VictimPolicy::Wpo { k: 10.0 }.choose(&even, &mut rng), Some(1));
+    // A large spread pushes WPO towards the least-worn block even with more valid pages.
+    let worn = wear_view(&[(1, 10, 500), (2, 40, 0), (3, 20, 450)]);
+    assert!(wpo_weight(10.0, 500) > 0.98);
+    assert_eq!(VictimPolicy::Wpo { k: 10.0 }.choose(&worn, &mut rng), Some(2));
+    assert_eq!(VictimPolicy::Greedy.choose(&worn, &mut rng), Some(1));
+    // WECO with weight 0 is greedy, with weight 1 is pure wear levelling.
+    assert_eq!(VictimPolicy::Weco { weight: 0.0 }.choose(&worn, &mut rng), Some(1));
+    assert_eq!(VictimPolicy::Weco { weight: 1.0 }.choose(&worn, &mut rng), Some(2));
+    // weighted score by hand: (1 - a) * valid / 64 + a * erases / (1 + max)
+    let s = weighted_score(BlockInfo { valid: 32, erase_count: 50, close_time: 0 }, 64, 99, 0.5);
+    assert!((s - (0.25 + 0.25)).abs() < 1e-12);
+    // CAT: u / (1 - u) / age * erases, age and erases counted from 1.
+    let c = cat_score(BlockInfo { valid: 32, erase_count: 3, close_time: 99 }, 64, 199);
+    assert!((c - 1.0 / 101.0 * 4.0).abs() < 1e-12);
+    let cat = wear_view(&[(1, 32, 0), (2, 32, 9), (3, 60, 0)]);
+    assert_eq!(VictimPolicy::Cat.choose(&cat, &mut rng), Some(1));
+}
+
+/// Uniform random writes on a small device with `victim`; checks every victim is a closed block.
+#[test]
+fn no_policy_ever_picks_an_open_block() {
+    for victim in [
+        VictimPolicy::Greedy,
+        VictimPolicy::Fifo,
+        VictimPolicy::Random,
+        VictimPolicy::DChoices { d: 3 },
+        VictimPolicy::CostBenefit,
+        VictimPolicy::Cat,
+        VictimPolicy::Weco { weight: 0.5 },
+        VictimPolicy::Wpo { k: 10.0 },
+    ] {
+        let g = geo(1, 24, 8);
+        let mut s = settings(&g, 0.4, victim);
+        s.strict = false;
+        let l = s.logical_pages;
+        let mut ftl = PageFtl::new(g, s);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        for i in 0..20_000u64 {
+            let lpn = if i < l { i } else { rng.next_u64() % l };
+            ftl.write(lpn).unwrap();
+            for plane in 0..g.planes() {
+                if let Some(b) = ftl.choose_victim(plane) {
+                    assert!(!ftl.block_is_open(b), "{victim:?} picked open block {b}");
+                    assert_eq!(ftl.nand().write_pointer(b), 8);
+                }
+            }
+        }
+        ftl.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn dt_gc_keeps_free_space_above_the_urgent_threshold() {
+    let g = geo(1, 64, 16);
+    let mut s = settings(&g, 0.2, VictimPolicy::Greedy);
+    s.strict = false;
+    let dt = DtParams { check_pages: 8, ..DtParams::seed001(0.2) };
+    s.trigger = Trigger::DtGc(dt);
+    let l = s.logical_pages;
+    let mut ftl = PageFtl::new(g, s);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+    let mut min_margin = f64::MAX;
+    for i in 0..60_000u64 {
+        ftl.write(if i < l { i } else { rng.next_u64() % l }).unwrap();
+        if i > 2 * l && i % 64 == 0 {
+            for plane in 0..g.planes() {
+                let (fp, vp, ip) = ftl.page_ratios(plane);
+                let (h, _) = dt.thresholds(vp, ip);
+                min_margin = min_margin.min(fp - h);
+            }
+        }
+    }
+    assert!(ftl.stats().gc_runs > 1000);
+    // Checked every 8 host pages per plane: the plane may fall below H by at most that many pages.
+    let slack = 8.0 / (64.0 * 16.0);
+    assert!(min_margin > -slack - 1e-9, "free ratio fell {min_margin} below H");
+}
+
+fn erase_spread(wear: WearLevelling) -> (u32, u64) {
+    let g = Geometry {
+        channels: 1,
+        chips_per_channel: 1,
+        dies_per_chip: 1,
+        planes_per_die: 1,
+        blocks_per_plane: 64,
+        pages_per_block: 16,
+        page_bytes: 2048,
+    };
+    let mut s = settings(&g, 0.2, VictimPolicy::Greedy);
+    (s.strict, s.track_content, s.wear) = (false, false, wear);
+    let l = s.logical_pages;
+    let mut ftl = PageFtl::new(g, s);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+    (0..l).for_each(|p| {
+        ftl.write(p).unwrap();
+    });
+    // 95 % of writes to the first 5 % of the space: the rest is cold and pins its blocks.
+    let hot = l / 20;
+    for _ in 0..300_000 {
+        let r = rng.next_u64();
+        let lpn = if r % 100 < 95 { (r >> 8) % hot } else { hot + (r >> 8) % (l - hot) };
+        ftl.write(lpn).unwrap();
+    }
+    ftl.check_invariants().unwrap();
+    let (min, max) = ftl.plane_erase_range(0);
+    (max - min, ftl.stats().wl_moves)
+}
+
+#[test]
+fn static_wear_levelling_bounds_the_erase_spread() {
+    let (off, moves_off) = erase_spread(WearLevelling::default());
+    let (on, moves_on) = erase_spread(WearLevelling { dynamic: true, static_threshold: 20, static_check_erases: 4 });
+    eprintln!("erase spread: {off} without wear levelling, {on} with (threshold 20, {moves_on} moves)");
+    assert_eq!(moves_off, 0);
+    assert!(off > 100, "the skewed workload should wear blocks unevenly ({off})");
+    assert!(moves_on > 0 && on <= 20 + 4, "spread {on} not bounded by the threshold");
 }

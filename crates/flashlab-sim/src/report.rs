@@ -47,6 +47,8 @@ impl Engine<'_> {
             nand_program_pages_host: nand.get(OpKind::Program, Cause::Host),
             nand_program_pages_gc: nand.get(OpKind::Program, Cause::Gc),
             nand_read_pages_gc: nand.get(OpKind::Read, Cause::Gc),
+            wl_moves: ftl.wl_moves,
+            nand_program_pages_wl: nand.get(OpKind::Program, Cause::WearLevel),
             logical_pages: self.s.ftl.logical_pages,
             physical_pages: self.s.geometry.pages() as u64,
             read_latency_us_p50: self.read_lat.quantile_us(0.5),

@@ -37,6 +37,9 @@ pub struct RunResult {
     pub nand_program_pages_host: u64,
     pub nand_program_pages_gc: u64,
     pub nand_read_pages_gc: u64,
+    /// Static wear levelling: blocks whose data was moved, and NAND programs it caused.
+    pub wl_moves: u64,
+    pub nand_program_pages_wl: u64,
     pub logical_pages: u64,
     pub physical_pages: u64,
     pub read_latency_us_p50: Option<f64>,

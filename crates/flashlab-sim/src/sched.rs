@@ -42,7 +42,9 @@ impl Engine<'_> {
             let tl = self.timeline.as_ref().expect("timed run");
             let die = tl.die_of(plane);
             while self.ftl.wants_background_gc(plane, background_free_blocks) {
-                let start = self.timeline.as_ref().expect("timed run").die_free[die];
+                // Interruptible GC starts only when both its die and its channel are idle.
+                let tl = self.timeline.as_ref().expect("timed run");
+                let start = tl.die_free[die].max(tl.chan_free[tl.channel_of(die)]);
                 if start >= until || self.ftl.gc_step(plane)? == GcStep::Idle {
                     break;
                 }

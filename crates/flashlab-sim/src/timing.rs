@@ -101,6 +101,12 @@ impl Timeline {
         (plane / self.planes_per_res) as usize
     }
 
+    /// Channel of an array resource.
+    #[inline]
+    pub fn channel_of(&self, die: usize) -> usize {
+        die / self.res_per_channel as usize
+    }
+
     /// Schedule `op`, ready at `ready`; returns its completion time.
     #[inline]
     pub fn exec(&mut self, op: &FlashOp, ready: u64) -> u64 {
