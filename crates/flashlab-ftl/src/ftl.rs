@@ -87,9 +87,8 @@ pub struct PageFtl {
     pub(crate) open: Vec<u32>,
     pub(crate) slots: u32,
     pub(crate) placement: Option<crate::Placement>,
-    /// Per plane: valid pages, host pages since the last DT-GC check, whether DT-GC
+    /// Per plane: host pages since the last DT-GC check, whether DT-GC
     /// asked for interruptible GC, erases since the last static wear-levelling check.
-    pub(crate) plane_valid: Vec<u64>,
     pub(crate) consumed: Vec<u32>,
     pub(crate) bg_wanted: Vec<bool>,
     pub(crate) wl_erases: Vec<u32>,
@@ -171,7 +170,6 @@ impl PageFtl {
             open: vec![NO_BLOCK; (planes * slots) as usize],
             slots,
             placement,
-            plane_valid: vec![0; planes as usize],
             consumed: vec![0; planes as usize],
             bg_wanted: vec![false; planes as usize],
             wl_erases: vec![0; planes as usize],
@@ -359,7 +357,6 @@ impl PageFtl {
         self.nand.invalidate(page);
         self.p2l[page as usize] = NO_PAGE;
         let block = self.nand.block_of(page);
-        self.plane_valid[self.nand.plane_of_block(block) as usize] -= 1;
         if self.index.has_buckets() {
             self.rebucket(block);
         }
@@ -395,7 +392,6 @@ impl PageFtl {
             block = self.open_block(plane, slot, stream)?;
         }
         let page = self.nand.program_next(block, cause);
-        self.plane_valid[plane as usize] += 1;
         self.log(OpKind::Program, cause, page);
         self.p2l[page as usize] = lpn;
         self.l2p[lpn as usize] = page;

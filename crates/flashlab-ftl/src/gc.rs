@@ -136,7 +136,6 @@ impl PageFtl {
         }
         self.nand.count(OpKind::Read, Cause::Gc, moved);
         self.nand.invalidate_block(victim);
-        self.plane_valid[plane as usize] -= moved;
         self.stats.gc_copied_pages += moved;
         self.erase_free(plane, victim, Cause::Gc);
         self.after_erase(plane)?;
@@ -165,7 +164,8 @@ impl PageFtl {
         let open_free: u64 =
             slots.iter().filter(|&&b| b != NO_BLOCK).map(|&b| ppb - self.nand.write_pointer(b) as u64).sum();
         let free = self.free[p].len() as u64 * ppb + open_free;
-        let valid = self.plane_valid[p];
+        let bpp = self.geo.blocks_per_plane;
+        let valid: u64 = (plane * bpp..(plane + 1) * bpp).map(|b| self.nand.valid_count(b) as u64).sum();
         let fp = free as f64 / total;
         let vp = valid as f64 / total;
         (fp, vp, (1.0 - fp - vp).max(0.0))
@@ -265,7 +265,6 @@ impl PageFtl {
         self.log(OpKind::Read, cause, page);
         self.nand.invalidate(page);
         self.p2l[page as usize] = crate::NO_PAGE;
-        self.plane_valid[plane as usize] -= 1;
         let new = self.append(plane, lpn, self.gc_slot(lpn), cause)?;
         if self.s.track_content {
             self.tags[new as usize] = self.tags[page as usize];
