@@ -110,7 +110,13 @@ pub fn grouped_bars(
 
 /// Line plot: one line (with point markers) per series of (x, y) points.
 #[allow(dead_code)] // used by the reproductions
-pub fn lines(path: &Path, title: &str, x_desc: &str, y_desc: &str, series: &[(String, Vec<(f64, f64)>)]) -> anyhow::Result<()> {
+pub fn lines(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> anyhow::Result<()> {
     fonts();
     let root = BitMapBackend::new(path, (1000, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
@@ -128,12 +134,20 @@ pub fn lines(path: &Path, title: &str, x_desc: &str, y_desc: &str, series: &[(St
     for (i, (name, points)) in series.iter().enumerate() {
         let color = Palette99::pick(i);
         let pts: Vec<(f64, f64)> = points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
-        chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2))).map_err(err)?.label(name.clone()).legend(
-            move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], Palette99::pick(i).stroke_width(2)),
-        );
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(err)?
+            .label(name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], Palette99::pick(i).stroke_width(2)));
         chart.draw_series(pts.into_iter().map(move |p| Circle::new(p, 3, Palette99::pick(i).filled()))).map_err(err)?;
     }
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).label_font(("sans-serif", 14)).draw().map_err(err)?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(err)?;
     root.present().map_err(err)?;
     Ok(())
 }

@@ -1,7 +1,93 @@
-//! `flashlab reproduce ubifs-hotdata` (seed 000) — being written for its issue.
+//! `flashlab reproduce ubifs-hotdata` (seed 000): hot/cold journals,
+//! delayed hot-journal commit and the LPT validity bitmap on flashfs,
+//! under dd, fileserver and varmail, against utilisation. The runs and the
+//! comparison live in `flashlab_flashfs::fsbench::repro`; this file writes
+//! results.md, results.json and the PNGs of figures 10-15.
 
+use crate::output::write_json;
+use crate::plot;
+use anyhow::Context;
+use flashlab_flashfs::fsbench::repro::{self, Plan, Report};
+use flashlab_flashfs::fsbench::RunResult;
 use std::path::Path;
 
-pub fn run(_out: &Path, _quick: bool) -> anyhow::Result<()> {
-    anyhow::bail!("reproduce ubifs-hotdata is not available in this version yet")
+type Series = Vec<(String, Vec<(f64, f64)>)>;
+
+fn by_util(rep: &Report, workload: &str, m: fn(&RunResult) -> f64) -> Series {
+    repro::configs()
+        .into_iter()
+        .map(|(c, _)| {
+            let pts = repro::series(&rep.runs, &c, workload).iter().map(|r| (r.utilisation_pct as f64, m(r))).collect();
+            (c, pts)
+        })
+        .collect()
+}
+
+fn samples(rep: &Report, workload: &str) -> Series {
+    repro::configs()
+        .into_iter()
+        .map(|(c, _)| {
+            let pts = repro::series(&rep.runs, &c, workload).first().map(|r| r.samples.clone()).unwrap_or_default();
+            (c, pts)
+        })
+        .collect()
+}
+
+fn plots(out: &Path, rep: &Report) -> anyhow::Result<()> {
+    let mb = "data written by the workload (MiB)";
+    let pages = "physical pages programmed";
+    plot::lines(&out.join("fig10_dd_writes.png"), "Fig. 10: dd, physical writes", mb, pages, &samples(rep, "dd"))?;
+    let fs0 = samples(rep, "fileserver");
+    plot::lines(
+        &out.join("fig11_fileserver_writes.png"),
+        "Fig. 11: fileserver (0 % utilisation), physical writes",
+        mb,
+        pages,
+        &fs0,
+    )?;
+    let util = "device utilisation (%)";
+    let gc = |r: &RunResult| r.gc_runs as f64;
+    let iops = |r: &RunResult| r.iops_nandsim;
+    plot::lines(
+        &out.join("fig12_varmail_gc.png"),
+        "Fig. 12: varmail, GC runs",
+        util,
+        "GC runs (LEBs collected)",
+        &by_util(rep, "varmail", gc),
+    )?;
+    plot::lines(
+        &out.join("fig13_fileserver_gc.png"),
+        "Fig. 13: fileserver, GC runs",
+        util,
+        "GC runs (LEBs collected)",
+        &by_util(rep, "fileserver", gc),
+    )?;
+    let y = "IOPS (nandsim timing of seed 000)";
+    plot::lines(
+        &out.join("fig14_varmail_iops.png"),
+        "Fig. 14: varmail, IOPS",
+        util,
+        y,
+        &by_util(rep, "varmail", iops),
+    )?;
+    plot::lines(
+        &out.join("fig15_fileserver_iops.png"),
+        "Fig. 15: fileserver, IOPS",
+        util,
+        y,
+        &by_util(rep, "fileserver", iops),
+    )?;
+    Ok(())
+}
+
+pub fn run(out: &Path, quick: bool) -> anyhow::Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let plan = Plan::new(quick);
+    eprintln!("ubifs-hotdata: {} ({} runs)", plan.note, plan.points().len());
+    let rep = repro::run(&plan)?;
+    let md = repro::markdown(&rep);
+    print!("{md}");
+    std::fs::write(out.join("results.md"), &md).with_context(|| format!("cannot write {}", out.display()))?;
+    write_json(&out.join("results.json"), &rep)?;
+    plots(out, &rep)
 }

@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 /// The experiments, their seed and what they regenerate.
 pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("wpo-gc", "seed 001: WPO-GC against Basic-GC and DT-GC (response times, erase spread, erases, page writes)"),
-    ("ubifs-hotdata", "seed 000: UBIFS hot-data identification, multi-log journal, delayed hot commit, LPT validity bitmap"),
+    (
+        "ubifs-hotdata",
+        "seed 000: UBIFS hot-data identification, multi-log journal, delayed hot commit, LPT validity bitmap",
+    ),
 ];
 
 pub fn reproduce(name: &str, out: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {

@@ -255,3 +255,29 @@ fn fs_powercut_campaign_reports_zero_loss() {
     let e = fails(&["fs", "powercut", p.to_str().unwrap(), "--set", "flashfs.every_k_op=2"]);
     assert!(e.contains("nearest valid: flashfs.every_k_ops"), "{e}");
 }
+
+#[test]
+fn reproduce_wpo_gc_quick_writes_table_plots_and_json() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("wpo");
+    let md = ok(&["reproduce", "wpo-gc", "--quick", "--out", out.to_str().unwrap()]);
+    assert!(md.contains("| read response time | −20 % .. −40 % |") && md.contains("Financial*"), "{md}");
+    for f in [
+        "results.md",
+        "results.json",
+        "fig6_read_response.png",
+        "fig7_write_response.png",
+        "fig8_erases.png",
+        "fig9_page_writes.png",
+        "fig10_erase_stddev.png",
+    ] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(rows.len() % 3, 0);
+    assert!(rows.len() >= 12);
+    assert!(rows.iter().all(|r| r["result"]["gc_runs"].as_u64().unwrap() > 0 || r["workload"] == "tpcc-small"));
+    let e = fails(&["reproduce", "nosuch"]);
+    assert!(e.contains("available: wpo-gc, ubifs-hotdata"), "{e}");
+}

@@ -171,6 +171,8 @@ pub struct RawGc {
     /// each page migration; below `free_blocks_min` it becomes urgent and blocking.
     pub mode: String,
     pub background_free_blocks: u32,
+    /// Background GC collects a victim only if at most this fraction of it is valid.
+    pub background_max_valid: f64,
     /// `none`, `basic-gc`, `dt-gc`, `wpo-gc`: fills the GC, placement and stream keys the file does not set.
     pub preset: String,
     /// DT-GC coefficients: H = dt_a·E + dt_b·(1 − Vp), T = dt_big_a·E + dt_big_b·(1 − Vp) + dt_c·Ip.
@@ -198,6 +200,7 @@ impl Default for RawGc {
             d_choices: 10,
             mode: "blocking".into(),
             background_free_blocks: 4,
+            background_max_valid: 0.9,
             preset: "none".into(),
             dt_a: 0.3,
             dt_b: 0.1,
@@ -231,6 +234,9 @@ pub struct RawWorkload {
     pub zipf_theta: f64,
     pub seed: u64,
     pub prefill: bool,
+    /// After the prefill: this many uniform random single-page writes, untimed and not
+    /// counted, to age the device to steady state (also before a trace).
+    pub aging_writes: u64,
     pub warmup: u64,
     /// `closed` (fixed queue depth), `fixed` (constant inter-arrival), `poisson`.
     pub arrival: String,
@@ -264,6 +270,7 @@ impl Default for RawWorkload {
             zipf_theta: 0.99,
             seed: 1,
             prefill: false,
+            aging_writes: 0,
             warmup: 0,
             arrival: "closed".into(),
             queue_depth: 1,

@@ -157,6 +157,7 @@ impl RawConfig {
             victim: self.victim()?,
             gc_streams: self.ftl.gc_streams,
             trigger: self.trigger()?,
+            background_max_valid: fraction("gc.background_max_valid", self.gc.background_max_valid)?,
             placement: self.placement()?,
             wear: WearLevelling {
                 dynamic: self.wear.dynamic,
@@ -216,7 +217,15 @@ impl RawWorkload {
             &self.address_overflow,
             &[("fold", Overflow::Fold), ("error", Overflow::Error)],
         )?;
-        Ok(WorkloadSettings { source, arrival, seed: self.seed, prefill: self.prefill, warmup: self.warmup, overflow })
+        Ok(WorkloadSettings {
+            source,
+            arrival,
+            seed: self.seed,
+            prefill: self.prefill,
+            aging_writes: self.aging_writes,
+            warmup: self.warmup,
+            overflow,
+        })
     }
 
     fn synthetic(&self, page_bytes: u64) -> Result<SyntheticSettings, ConfigError> {

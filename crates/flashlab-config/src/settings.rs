@@ -102,6 +102,7 @@ pub struct WorkloadSettings {
     pub arrival: Arrival,
     pub seed: u64,
     pub prefill: bool,
+    pub aging_writes: u64,
     pub warmup: u64,
     pub overflow: Overflow,
 }

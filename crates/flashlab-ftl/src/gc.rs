@@ -211,6 +211,9 @@ impl PageFtl {
     pub fn gc_step(&mut self, plane: u32) -> Result<GcStep, FtlError> {
         let mut victim = self.gc_victim[plane as usize];
         if victim == NO_BLOCK {
+            if !self.background_victim_worth_it(plane) {
+                return Ok(GcStep::Idle);
+            }
             match self.start_gc(plane)? {
                 Some(v) => victim = v,
                 None => return Ok(GcStep::Idle),
@@ -232,6 +235,15 @@ impl PageFtl {
         }
     }
 
+    /// Whether the block the policy would pick now is at most `background_max_valid` valid.
+    fn background_victim_worth_it(&mut self, plane: u32) -> bool {
+        let limit = (self.s.background_max_valid * self.geo.pages_per_block as f64).floor() as u32;
+        let rng = self.rng.clone();
+        let pick = self.choose_victim(plane);
+        self.rng = rng;
+        pick.is_some_and(|v| self.nand.valid_count(v) <= limit)
+    }
+
     /// Choose and claim a victim; `None` when no block is worth collecting.
     fn start_gc(&mut self, plane: u32) -> Result<Option<u32>, FtlError> {
         let Some(victim) = self.choose_victim(plane) else { return Ok(None) };
@@ -241,21 +253,9 @@ impl PageFtl {
         self.index.remove(plane, victim);
         self.role[victim as usize] = Role::Victim;
         self.stats.gc_runs += 1;
-        // self.prefetch_victim_maps(victim);
         self.gc_victim[plane as usize] = victim;
         self.gc_cursor[plane as usize] = 0;
         Ok(Some(victim))
-    }
-
-    /// Prefetch the mapping entries the migration of `victim` will update, so their
-    /// cache misses overlap instead of serialising.
-    fn prefetch_victim_maps(&self, victim: u32) {
-        let first = self.nand.first_page(victim) as usize;
-        for &lpn in &self.p2l[first..first + self.geo.pages_per_block as usize] {
-            if lpn != crate::NO_PAGE {
-                crate::ftl::prefetch(&self.l2p[lpn as usize]);
-            }
-        }
     }
 
     /// Move one valid page to the GC frontier of `plane`.

@@ -47,6 +47,9 @@ pub struct FtlSettings {
     /// GC write streams (temperature classes of migrated pages), with `separate_gc_frontier`.
     pub gc_streams: u32,
     pub trigger: crate::Trigger,
+    /// Background (interruptible) GC collects a victim only if at most this fraction of
+    /// its pages is valid (urgent GC always collects).
+    pub background_max_valid: f64,
     /// Hot-data identifier that chooses streams; None = every write in stream 0.
     pub placement: Option<flashlab_hotdata::IdentifierSpec>,
     pub wear: WearLevelling,

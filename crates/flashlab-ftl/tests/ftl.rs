@@ -30,6 +30,7 @@ fn settings(g: &Geometry, spare: f64, victim: VictimPolicy) -> FtlSettings {
         host_streams: 2,
         gc_streams: 1,
         trigger: Trigger::Threshold,
+        background_max_valid: 1.0,
         placement: None,
         wear: WearLevelling::default(),
         strict: true,

@@ -100,6 +100,7 @@ where
     if s.workload.prefill {
         e.prefill()?;
     }
+    e.age()?;
     e.ftl.set_record_ops(e.timeline.is_some());
     if s.workload.warmup == 0 {
         e.mark();
@@ -177,6 +178,41 @@ impl<'a> Engine<'a> {
             buffer_counts: [0; 3],
             s,
         }
+    }
+
+    /// Untimed, uncounted uniform random single-page writes (steady-state aging).
+    fn age(&mut self) -> Result<(), SimError> {
+        let l = self.s.ftl.logical_pages;
+        let mut x = flashlab_workload::sub_seed(self.s.workload.seed, "aging");
+        for _ in 0..self.s.workload.aging_writes {
+            x = flashlab_workload::mix64(x.wrapping_add(0x9E37_79B9_7F4A_7C15));
+            let lpn = ((x as u128 * l as u128) >> 64) as u64;
+            self.ftl.write(lpn)?;
+            if !self.shadow.is_empty() {
+                self.shadow[lpn as usize] = self.ftl.last_tag();
+            }
+        }
+        self.settle_background_gc()
+    }
+
+    /// After aging the device is idle: preemptible GC gets to finish what it wants
+    /// (untimed), so the measurement starts from the scheme's own steady state.
+    fn settle_background_gc(&mut self) -> Result<(), SimError> {
+        let flashlab_config::GcMode::Preemptible { background_free_blocks } = self.s.gc_mode else { return Ok(()) };
+        if self.s.workload.aging_writes == 0 {
+            return Ok(());
+        }
+        for plane in 0..self.s.geometry.planes() {
+            let mut steps = 0u64;
+            let limit = self.s.geometry.blocks_per_plane as u64 * (self.s.geometry.pages_per_block as u64 + 1);
+            while self.ftl.wants_background_gc(plane, background_free_blocks) && steps < limit {
+                if self.ftl.gc_step(plane)? == flashlab_ftl::GcStep::Idle {
+                    break;
+                }
+                steps += 1;
+            }
+        }
+        Ok(())
     }
 
     fn prefill(&mut self) -> Result<(), SimError> {

@@ -47,6 +47,7 @@ impl Engine<'_> {
             nand_program_pages_host: nand.get(OpKind::Program, Cause::Host),
             nand_program_pages_gc: nand.get(OpKind::Program, Cause::Gc),
             nand_read_pages_gc: nand.get(OpKind::Read, Cause::Gc),
+            erase_count_plane_stddev: self.plane_erase_stddev(),
             wl_moves: ftl.wl_moves,
             nand_program_pages_wl: nand.get(OpKind::Program, Cause::WearLevel),
             logical_pages: self.s.ftl.logical_pages,
@@ -73,6 +74,18 @@ impl Engine<'_> {
             waf_closed_form: self.closed_form(),
             memory_bytes: (self.ftl.memory_bytes() + self.shadow.len() * 4) as u64,
         }
+    }
+
+    /// Std-dev over planes of the per-plane erase totals during measurement.
+    fn plane_erase_stddev(&self) -> f64 {
+        let mark = self.mark.as_ref().expect("measurement started");
+        let bpp = self.s.geometry.blocks_per_plane as usize;
+        let now = self.ftl.nand().erase_counts();
+        let per_plane = now
+            .chunks(bpp)
+            .zip(mark.erases.chunks(bpp))
+            .map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y) as u64).sum::<u64>());
+        erase_stats(per_plane).3
     }
 
     fn timing_summary(&self, requests: u64, host_pages: u64) -> Timed {

@@ -37,6 +37,8 @@ pub struct RunResult {
     pub nand_program_pages_host: u64,
     pub nand_program_pages_gc: u64,
     pub nand_read_pages_gc: u64,
+    /// Population std-dev over planes of the erases each plane did (seed 001's wear metric).
+    pub erase_count_plane_stddev: f64,
     /// Static wear levelling: blocks whose data was moved, and NAND programs it caused.
     pub wl_moves: u64,
     pub nand_program_pages_wl: u64,
