@@ -78,8 +78,12 @@ pub fn grouped_bars(
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(categories.len().max(1))
-        .x_label_formatter(&move |x| cats.get(x.floor() as usize).cloned().unwrap_or_default())
+        .x_labels(2 * categories.len().max(1) + 1)
+        // Ticks fall on half units: name a group at its centre (k + 0.5), nothing elsewhere.
+        .x_label_formatter(&move |x| {
+            let half = (x * 2.0).round() as i64;
+            if half % 2 == 1 { cats.get((half / 2) as usize).cloned().unwrap_or_default() } else { String::new() }
+        })
         .y_desc(y_desc)
         .label_style(("sans-serif", 14))
         .draw()
@@ -99,6 +103,7 @@ pub fn grouped_bars(
     }
     chart
         .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .label_font(("sans-serif", 14))
