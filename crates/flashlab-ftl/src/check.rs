@@ -53,7 +53,27 @@ impl PageFtl {
                 return Err(format!("page {page} holds lpn {lpn}, which maps elsewhere"));
             }
         }
-        (0..self.geo.planes()).try_for_each(|p| self.check_plane(p))
+        (0..self.geo.planes()).try_for_each(|p| self.check_plane(p))?;
+        self.check_temperatures()
+    }
+
+    /// Each block's temperature sum equals the recount over its programmed pages.
+    fn check_temperatures(&self) -> Result<(), String> {
+        if self.block_temp_sum.is_empty() {
+            return Ok(());
+        }
+        for b in 0..self.geo.blocks() {
+            let first = self.nand.first_page(b) as usize;
+            let wp = self.nand.write_pointer(b) as usize;
+            let sum: u32 = self.page_temp[first..first + wp].iter().map(|&t| t as u32).sum();
+            if sum != self.block_temp_sum[b as usize] && self.role[b as usize] != Role::Victim {
+                return Err(format!(
+                    "block {b}: temperature sum {} but pages sum to {sum}",
+                    self.block_temp_sum[b as usize]
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn check_plane(&self, plane: u32) -> Result<(), String> {

@@ -87,6 +87,10 @@ pub struct PageFtl {
     pub(crate) open: Vec<u32>,
     pub(crate) slots: u32,
     pub(crate) placement: Option<crate::Placement>,
+    /// With placement: each programmed page's temperature (at programming, then at
+    /// invalidation) and each block's sum of them (seed 001's block temperature).
+    pub(crate) page_temp: Vec<u8>,
+    pub(crate) block_temp_sum: Vec<u32>,
     /// Per plane: host pages since the last DT-GC check, whether DT-GC
     /// asked for interruptible GC, erases since the last static wear-levelling check.
     pub(crate) consumed: Vec<u32>,
@@ -169,6 +173,8 @@ impl PageFtl {
             free,
             open: vec![NO_BLOCK; (planes * slots) as usize],
             slots,
+            page_temp: if placement.is_some() { vec![0; geo.pages() as usize] } else { Vec::new() },
+            block_temp_sum: if placement.is_some() { vec![0; geo.blocks() as usize] } else { Vec::new() },
             placement,
             consumed: vec![0; planes as usize],
             bg_wanted: vec![false; planes as usize],
@@ -210,6 +216,14 @@ impl PageFtl {
     pub fn take_ops(&mut self) -> std::vec::Drain<'_, FlashOp> {
         self.ops.drain(..)
     }
+    /// Seed 001's block temperature: the mean temperature of its valid and invalid pages
+    /// (free pages excluded); None without placement or for an erased block.
+    pub fn block_temperature(&self, block: u32) -> Option<f64> {
+        let programmed = self.nand.write_pointer(block);
+        (!self.block_temp_sum.is_empty() && programmed > 0)
+            .then(|| self.block_temp_sum[block as usize] as f64 / programmed as f64)
+    }
+
     /// Whether `block` is a write frontier (open for host or GC writes).
     pub fn block_is_open(&self, block: u32) -> bool {
         matches!(self.role[block as usize], Role::HostOpen | Role::GcOpen)
@@ -354,6 +368,13 @@ impl PageFtl {
 
     #[inline]
     pub(crate) fn invalidate_page(&mut self, page: u32) {
+        if let Some(p) = &self.placement {
+            // An invalid page keeps its LPN's temperature at invalidation.
+            let (t, old) = (p.temperature(self.p2l[page as usize] as u64), self.page_temp[page as usize]);
+            let b = self.nand.block_of(page) as usize;
+            self.block_temp_sum[b] = self.block_temp_sum[b] + t as u32 - old as u32;
+            self.page_temp[page as usize] = t;
+        }
         self.nand.invalidate(page);
         self.p2l[page as usize] = NO_PAGE;
         let block = self.nand.block_of(page);
@@ -392,6 +413,11 @@ impl PageFtl {
             block = self.open_block(plane, slot, stream)?;
         }
         let page = self.nand.program_next(block, cause);
+        if let Some(p) = &self.placement {
+            let t = p.temperature(lpn as u64);
+            self.page_temp[page as usize] = t;
+            self.block_temp_sum[block as usize] += t as u32;
+        }
         self.log(OpKind::Program, cause, page);
         self.p2l[page as usize] = lpn;
         self.l2p[lpn as usize] = page;

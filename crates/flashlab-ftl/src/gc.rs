@@ -275,6 +275,9 @@ impl PageFtl {
 
     fn erase_free(&mut self, plane: u32, block: u32, cause: Cause) {
         self.nand.erase(block, cause);
+        if !self.block_temp_sum.is_empty() {
+            self.block_temp_sum[block as usize] = 0;
+        }
         self.log(OpKind::Erase, cause, self.nand.first_page(block));
         self.role[block as usize] = Role::Free;
         self.free[plane as usize].push_back(block);

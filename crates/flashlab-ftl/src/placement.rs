@@ -46,6 +46,16 @@ impl Placement {
         self.class(lpn, self.gc_classes)
     }
 
+    /// Seed 001's page temperature of `lpn` now: its LPN temperature (the identifier's
+    /// temperature, or 1 for hot and 0 for cold when it has none), saturated at 255.
+    #[inline]
+    pub fn temperature(&self, lpn: u64) -> u8 {
+        match self.id.temperature(lpn) {
+            Some(t) => t.clamp(0.0, 255.0) as u8,
+            None => self.id.is_hot(lpn) as u8,
+        }
+    }
+
     pub fn memory_bytes(&self) -> usize {
         self.id.memory_bytes()
     }

@@ -78,6 +78,9 @@ impl PageFtl {
             self.stats.gc_copied_pages -= 1;
         }
         self.nand.erase(block, Cause::WearLevel);
+        if !self.block_temp_sum.is_empty() {
+            self.block_temp_sum[block as usize] = 0;
+        }
         self.log(OpKind::Erase, Cause::WearLevel, first);
         self.role[block as usize] = Role::Free;
         self.free[plane as usize].push_back(block);

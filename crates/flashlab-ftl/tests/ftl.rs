@@ -412,3 +412,32 @@ fn static_wear_levelling_bounds_the_erase_spread() {
     assert!(off > 100, "the skewed workload should wear blocks unevenly ({off})");
     assert!(moves_on > 0 && on <= 20 + 4, "spread {on} not bounded by the threshold");
 }
+
+#[test]
+fn block_temperature_is_the_mean_over_valid_and_invalid_pages() {
+    // One plane, 8 pages per block: the first host block fills in order.
+    let g = Geometry {
+        channels: 1,
+        chips_per_channel: 1,
+        dies_per_chip: 1,
+        planes_per_die: 1,
+        blocks_per_plane: 16,
+        pages_per_block: 8,
+        page_bytes: 2048,
+    };
+    let mut s = settings(&g, 0.5, VictimPolicy::Greedy);
+    s.host_streams = 1;
+    s.placement = Some(flashlab_hotdata::IdentifierSpec::from_name("temperature-table").unwrap());
+    let mut ftl = PageFtl::new(g, s);
+    // LPN 0 written three times in a row: temperatures 1, 2, 3 (recent write counts).
+    for _ in 0..3 {
+        ftl.write(0).unwrap();
+    }
+    let block = ftl.lookup(0).unwrap() / 8;
+    // Pages: two invalid pages of LPN 0 (temperature at invalidation: 2, then 3) and the valid one (3).
+    assert_eq!(ftl.block_temperature(block), Some((2.0 + 3.0 + 3.0) / 3.0));
+    ftl.write(1).unwrap();
+    assert_eq!(ftl.block_temperature(block), Some((2.0 + 3.0 + 3.0 + 1.0) / 4.0));
+    ftl.check_invariants().unwrap();
+    assert_eq!(ftl.block_temperature(block + 1), None, "an erased block has no temperature");
+}
