@@ -34,6 +34,25 @@ pub fn config(cmd: ConfigCmd) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The config file, its `--set` overrides and `--json`, shared by the commands that run something.
+#[derive(clap::Args)]
+pub struct ConfigArgs {
+    pub config: PathBuf,
+    /// Override one key (dotted path, TOML value), e.g. device.spare_factor=0.1.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Write the result as JSON (`-` = standard output).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+impl ConfigArgs {
+    /// Whether the JSON goes to standard output (then no table is printed).
+    pub fn json_to_stdout(&self) -> bool {
+        self.json.as_deref() == Some(std::path::Path::new("-"))
+    }
+}
+
 /// Read and resolve a config file with overrides.
 pub fn load_config(
     path: &PathBuf,

@@ -1,10 +1,9 @@
 //! `flashlab fs powercut`: cut power at every k-th NAND operation of a file-system
 //! workload, remount, and check that nothing fsynced was lost.
 
-use crate::config_cmd::load_config;
+use crate::config_cmd::{load_config, ConfigArgs};
 use crate::output::{table, write_json};
 use clap::{Args, Subcommand};
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Subcommand)]
@@ -15,21 +14,17 @@ pub enum FsCmd {
 
 #[derive(Args)]
 pub struct PowercutArgs {
-    config: PathBuf,
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    sets: Vec<String>,
-    /// Write the report as JSON (`-` = standard output).
-    #[arg(long)]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    c: ConfigArgs,
 }
 
 pub fn fs(cmd: FsCmd) -> anyhow::Result<()> {
     let FsCmd::Powercut(a) = cmd;
-    let (_, s) = load_config(&a.config, &a.sets)?;
+    let (_, s) = load_config(&a.c.config, &a.c.sets)?;
     let start = Instant::now();
     let report = flashlab_flashfs::powercut::run_campaign(&s.flashfs);
     let wall = start.elapsed().as_secs_f64();
-    if a.json.as_deref() != Some(Path::new("-")) {
+    if !a.c.json_to_stdout() {
         table(&[
             ("cut points", report.cut_points.to_string()),
             ("recoveries", report.recoveries.to_string()),
@@ -51,7 +46,7 @@ pub fn fs(cmd: FsCmd) -> anyhow::Result<()> {
             println!("failure: {f}");
         }
     }
-    if let Some(p) = &a.json {
+    if let Some(p) = &a.c.json {
         write_json(p, &report)?;
     }
     let bad = report.lost_fsynced_bytes + report.invariant_violations + report.panics;

@@ -1,6 +1,6 @@
 //! `flashlab hotness`: compare hot-data identifiers on a workload.
 
-use crate::config_cmd::load_config;
+use crate::config_cmd::{load_config, ConfigArgs};
 use crate::output::{table, write_json};
 use crate::plot::{scatter_logx, Point};
 use crate::run::trace_path;
@@ -15,20 +15,16 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct HotnessArgs {
-    config: PathBuf,
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    sets: Vec<String>,
-    /// Write the entries as JSON (`-` = standard output).
-    #[arg(long)]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    c: ConfigArgs,
     /// Write a PNG of accuracy against memory.
     #[arg(long)]
     plot: Option<PathBuf>,
 }
 
 pub fn hotness(a: HotnessArgs) -> anyhow::Result<()> {
-    let (_, s) = load_config(&a.config, &a.sets)?;
-    let writes = collect_writes(&s, &a.config)?;
+    let (_, s) = load_config(&a.c.config, &a.c.sets)?;
+    let writes = collect_writes(&s, &a.c.config)?;
     if writes.is_empty() {
         anyhow::bail!("hotness: the workload has no writes");
     }
@@ -39,7 +35,7 @@ pub fn hotness(a: HotnessArgs) -> anyhow::Result<()> {
             row.waf = Some(hotness::separation_waf(&s, i, &writes)?);
         }
     }
-    if a.json.as_deref() != Some(Path::new("-")) {
+    if !a.c.json_to_stdout() {
         print_table(&rows, writes.len());
     }
     if let Some(p) = &a.plot {
@@ -55,7 +51,7 @@ pub fn hotness(a: HotnessArgs) -> anyhow::Result<()> {
             &points,
         )?;
     }
-    if let Some(p) = &a.json {
+    if let Some(p) = &a.c.json {
         write_json(p, &rows)?;
     }
     Ok(())

@@ -1,6 +1,6 @@
 //! `flashlab run`.
 
-use crate::config_cmd::load_config;
+use crate::config_cmd::{load_config, ConfigArgs};
 use crate::observe::CliObserver;
 use crate::output::{opt, progress, table, write_json};
 use anyhow::Context;
@@ -14,13 +14,8 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct RunArgs {
-    config: PathBuf,
-    /// Override one key (dotted path, TOML value), e.g. device.spare_factor=0.1.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    sets: Vec<String>,
-    /// Write the result object as JSON (`-` = standard output).
-    #[arg(long)]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    c: ConfigArgs,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
@@ -39,11 +34,11 @@ pub struct RunArgs {
 }
 
 pub fn run(a: RunArgs) -> anyhow::Result<()> {
-    let mut sets = a.sets.clone();
+    let mut sets = a.c.sets.clone();
     if a.skip_bad_lines {
         sets.push("workload.skip_bad_lines=true".into());
     }
-    let (raw, s) = load_config(&a.config, &sets)?;
+    let (raw, s) = load_config(&a.c.config, &sets)?;
     let start = Instant::now();
     let total = match &s.workload.source {
         Source::Synthetic(w) => Some(w.requests + s.workload.warmup),
@@ -51,15 +46,15 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     };
     let mut obs =
         CliObserver::new(progress(total, a.quiet), a.requests_csv.as_deref(), a.series_csv.as_deref(), a.series_every)?;
-    let result = simulate(&s, &a.config, &mut obs);
+    let result = simulate(&s, &a.c.config, &mut obs);
     obs.finish()?;
     let mut result = result?;
     result.wall_time_s = start.elapsed().as_secs_f64();
     result.config = serde_json::to_value(&raw)?;
-    if a.json.as_deref() != Some(Path::new("-")) {
+    if !a.c.json_to_stdout() {
         summary(&result, &raw);
     }
-    if let Some(path) = &a.json {
+    if let Some(path) = &a.c.json {
         write_json(path, &result)?;
     }
     Ok(())
