@@ -82,7 +82,11 @@ pub fn grouped_bars(
         // Ticks fall on half units: name a group at its centre (k + 0.5), nothing elsewhere.
         .x_label_formatter(&move |x| {
             let half = (x * 2.0).round() as i64;
-            if half % 2 == 1 { cats.get((half / 2) as usize).cloned().unwrap_or_default() } else { String::new() }
+            if half % 2 == 1 {
+                cats.get((half / 2) as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
         })
         .y_desc(y_desc)
         .label_style(("sans-serif", 14))

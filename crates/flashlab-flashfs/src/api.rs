@@ -2,7 +2,8 @@
 
 use crate::compress::{compress, decompress, Compression};
 use crate::error::{Errno, FsError, FsResult};
-use crate::fs::{Fd, Fs, BASE, DATA};
+use crate::fs::{Fd, Fs};
+use crate::hot::Class;
 use crate::key::{Key, KIND_DATA, KIND_DENT};
 use crate::node::{DataNode, DentNode, InoNode, Loc, Node, HDR};
 use flashlab_ubi::Ubi;
@@ -82,7 +83,7 @@ impl Fs {
         if let Some(i) = self.inodes.get(&inum) {
             return Ok(i.clone());
         }
-        let loc = self.tnc.lookup(&Key::ino(inum)).ok_or(Errno::ENOENT)?;
+        let loc = self.idx_lookup(&Key::ino(inum)).ok_or(Errno::ENOENT)?;
         match self.read_node(loc)? {
             Node::Ino(i) if i.inum == inum => {
                 self.inodes.insert(inum, i.clone());
@@ -94,7 +95,7 @@ impl Fs {
 
     /// Looks a name up in a directory: (inum, is_dir).
     pub(crate) fn lookup(&mut self, dir: u32, name: &[u8]) -> FsResult<Option<(u32, bool)>> {
-        let Some(loc) = self.tnc.lookup(&Key::dent(dir, name)) else { return Ok(None) };
+        let Some(loc) = self.idx_lookup(&Key::dent(dir, name)) else { return Ok(None) };
         match self.read_node(loc)? {
             Node::Dent(d) if d.name == name => Ok(Some((d.target, d.is_dir))),
             _ => Err(FsError::Corrupt("directory entry".into())),
@@ -125,33 +126,22 @@ impl Fs {
         Ok((cur.0, name.to_vec()))
     }
 
-    /// Points `key` at `loc`, marking the replaced node obsolete.
-    pub(crate) fn tnc_set(&mut self, key: &Key, loc: Loc) {
-        if let Some(old) = self.tnc.insert(key, loc) {
-            self.obsolete(old);
+    /// Removes every key of an inode (an operation written to head `h`).
+    pub(crate) fn purge(&mut self, h: usize, inum: u32) {
+        for (k, _) in self.idx_range(&Key::first(inum, 0), &Key::first(inum + 1, 0)) {
+            self.idx_del(h, &k);
         }
-    }
-
-    pub(crate) fn tnc_del(&mut self, key: &Key) {
-        if let Some(old) = self.tnc.remove(key) {
-            self.obsolete(old);
-        }
-    }
-
-    /// Removes every key of an inode.
-    pub(crate) fn purge(&mut self, inum: u32) {
-        for (k, _) in self.tnc.range(&Key::first(inum, 0), &Key::first(inum + 1, 0)) {
-            self.tnc_del(&k);
-        }
+        self.note_range(h, inum);
         self.inodes.remove(&inum);
     }
 
-    /// Removes data blocks at or beyond `size`.
-    pub(crate) fn remove_blocks_from(&mut self, inum: u32, size: u64) {
+    /// Removes data blocks at or beyond `size` (an operation written to head `h`).
+    pub(crate) fn remove_blocks_from(&mut self, h: usize, inum: u32, size: u64) {
         let first = size.div_ceil(BLOCK) as u32;
-        for (k, _) in self.tnc.range(&Key::data(inum, first), &Key::first(inum, KIND_DATA + 1)) {
-            self.tnc_del(&k);
+        for (k, _) in self.idx_range(&Key::data(inum, first), &Key::first(inum, KIND_DATA + 1)) {
+            self.idx_del(h, &k);
         }
+        self.note_range(h, inum);
     }
 
     fn new_inode(&mut self, path: &str, is_dir: bool) -> FsResult<u32> {
@@ -164,9 +154,10 @@ impl Fs {
         self.highest_inum = inum;
         let ino = InoNode { inum, nlink: 1, size: 0, is_dir };
         let dent = DentNode { parent, name: name.clone(), target: inum, is_dir };
-        let locs = self.journal_write(BASE, &[Node::Ino(ino.clone()), Node::Dent(dent)])?;
-        self.tnc_set(&Key::ino(inum), locs[0]);
-        self.tnc_set(&Key::dent(parent, &name), locs[1]);
+        let h = self.pick_head(Class::Meta, &[Key::ino(inum), Key::dent(parent, &name)], &[]);
+        let locs = self.journal_write(h, &[Node::Ino(ino.clone()), Node::Dent(dent)])?;
+        self.idx_set(h, &Key::ino(inum), locs[0]);
+        self.idx_set(h, &Key::dent(parent, &name), locs[1]);
         self.inodes.insert(inum, ino);
         self.counters.ops += 1;
         Ok(inum)
@@ -220,9 +211,10 @@ impl Fs {
         }
         self.budget(HDR as u64 + 32, true)?;
         let ino = InoNode { nlink: 0, ..self.inode(inum)? };
-        let loc = self.journal_write(BASE, &[Node::Ino(ino)])?[0];
+        let h = self.pick_head(Class::Meta, &[Key::ino(inum)], &[inum]);
+        let loc = self.journal_write(h, &[Node::Ino(ino)])?[0];
         self.obsolete(loc);
-        self.purge(inum);
+        self.purge(h, inum);
         self.orphans.remove(&inum);
         Ok(())
     }
@@ -254,7 +246,7 @@ impl Fs {
     /// One 4 KiB block, zero-filled past its data and past `size`.
     fn read_block(&mut self, inum: u32, b: u32, size: u64) -> FsResult<Vec<u8>> {
         let mut block = vec![0u8; BLOCK as usize];
-        if let Some(loc) = self.tnc.lookup(&Key::data(inum, b)) {
+        if let Some(loc) = self.idx_lookup(&Key::data(inum, b)) {
             let Node::Data(d) = self.read_node(loc)? else { return Err(FsError::Corrupt("data node".into())) };
             let c = Compression::from_code(d.compr).ok_or(FsError::Corrupt("compression".into()))?;
             let data = decompress(c, &d.payload, d.size as usize).ok_or(FsError::Corrupt("payload".into()))?;
@@ -307,8 +299,10 @@ impl Fs {
             block[s..e].copy_from_slice(&data[(pos - offset) as usize..(pos - offset) as usize + e - s]);
             let valid = new_size.saturating_sub(b as u64 * BLOCK).min(BLOCK) as usize;
             let node = self.data_node(inum, b, &block[..valid]);
-            let loc = self.journal_write(DATA, &[node])?[0];
-            self.tnc_set(&Key::data(inum, b), loc);
+            let key = Key::data(inum, b);
+            let h = self.pick_head(Class::Data, std::slice::from_ref(&key), &[]);
+            let loc = self.journal_write(h, &[node])?[0];
+            self.idx_set(h, &key, loc);
             pos = b as u64 * BLOCK + e as u64;
         }
         self.counters.ops += 1;
@@ -316,8 +310,10 @@ impl Fs {
     }
 
     fn write_inode(&mut self, ino: &InoNode) -> FsResult<()> {
-        let loc = self.journal_write(BASE, &[Node::Ino(ino.clone())])?[0];
-        self.tnc_set(&Key::ino(ino.inum), loc);
+        let key = Key::ino(ino.inum);
+        let h = self.pick_head(Class::Meta, std::slice::from_ref(&key), &[]);
+        let loc = self.journal_write(h, &[Node::Ino(ino.clone())])?[0];
+        self.idx_set(h, &key, loc);
         self.inodes.insert(ino.inum, ino.clone());
         Ok(())
     }
@@ -357,7 +353,7 @@ impl Fs {
         let mut nodes = Vec::new();
         let edge = size.min(old);
         let b = (edge / BLOCK) as u32;
-        if edge % BLOCK != 0 && self.tnc.lookup(&Key::data(inum, b)).is_some() {
+        if edge % BLOCK != 0 && self.idx_lookup(&Key::data(inum, b)).is_some() {
             let block = self.read_block(inum, b, edge)?;
             nodes.push(self.data_node(inum, b, &block[..(edge % BLOCK) as usize]));
         }
@@ -366,20 +362,23 @@ impl Fs {
         }
         ino.size = size;
         nodes.push(Node::Ino(ino.clone()));
-        let locs = self.journal_write(BASE, &nodes)?;
-        self.apply_truncate(&nodes, &locs, inum, size, old);
+        let keys: Vec<Key> = nodes.iter().filter_map(Node::key).collect();
+        let range: &[u32] = if size < old { &[inum] } else { &[] };
+        let h = self.pick_head(Class::Meta, &keys, range);
+        let locs = self.journal_write(h, &nodes)?;
+        self.apply_truncate(h, &nodes, &locs, inum, size, old);
         self.inodes.insert(inum, ino);
         self.counters.ops += 1;
         Ok(())
     }
 
-    fn apply_truncate(&mut self, nodes: &[Node], locs: &[Loc], inum: u32, size: u64, old: u64) {
+    fn apply_truncate(&mut self, h: usize, nodes: &[Node], locs: &[Loc], inum: u32, size: u64, old: u64) {
         if size < old {
-            self.remove_blocks_from(inum, size);
+            self.remove_blocks_from(h, inum, size);
         }
         for (n, l) in nodes.iter().zip(locs) {
             match n.key() {
-                Some(k) => self.tnc_set(&k, *l),
+                Some(k) => self.idx_set(h, &k, *l),
                 None => self.obsolete(*l),
             }
         }
@@ -400,7 +399,7 @@ impl Fs {
     }
 
     fn dir_is_empty(&self, inum: u32) -> bool {
-        self.tnc.range(&Key::first(inum, KIND_DENT), &Key::first(inum, KIND_DENT + 1)).is_empty()
+        self.idx_range(&Key::first(inum, KIND_DENT), &Key::first(inum, KIND_DENT + 1)).is_empty()
     }
 
     fn remove_entry(&mut self, path: &str, dir: bool) -> FsResult<()> {
@@ -415,23 +414,24 @@ impl Fs {
         self.budget(3 * HDR as u64 + 64 + name.len() as u64, true)?;
         let ino = InoNode { nlink: 0, ..self.inode(inum)? };
         let del = DentNode { parent, name: name.clone(), target: 0, is_dir };
-        let locs = self.journal_write(BASE, &[Node::Dent(del), Node::Ino(ino.clone())])?;
-        self.tnc_del(&Key::dent(parent, &name));
+        let h = self.pick_head(Class::Meta, &[Key::dent(parent, &name), Key::ino(inum)], &[inum]);
+        let locs = self.journal_write(h, &[Node::Dent(del), Node::Ino(ino.clone())])?;
+        self.idx_del(h, &Key::dent(parent, &name));
         self.obsolete(locs[0]);
-        self.drop_link(ino, locs[1]);
+        self.drop_link(h, ino, locs[1]);
         self.counters.ops += 1;
         Ok(())
     }
 
     /// The inode lost its only link: delete it, or keep it as an orphan.
-    fn drop_link(&mut self, ino: InoNode, loc: Loc) {
+    fn drop_link(&mut self, h: usize, ino: InoNode, loc: Loc) {
         if self.fds.values().any(|i| *i == ino.inum) {
-            self.tnc_set(&Key::ino(ino.inum), loc);
+            self.idx_set(h, &Key::ino(ino.inum), loc);
             self.inodes.insert(ino.inum, ino.clone());
             self.orphans.insert(ino.inum);
         } else {
             self.obsolete(loc);
-            self.purge(ino.inum);
+            self.purge(h, ino.inum);
         }
     }
 
@@ -481,16 +481,20 @@ impl Fs {
             Node::Dent(DentNode { parent: tp, name: tname.clone(), target: inum, is_dir }),
             Node::Dent(DentNode { parent: fp, name: fname.clone(), target: 0, is_dir }),
         ];
+        let mut keys = vec![Key::dent(tp, &tname), Key::dent(fp, &fname)];
+        let mut range = Vec::new();
         if let Some((t, _)) = target {
             nodes.push(Node::Ino(InoNode { nlink: 0, ..self.inode(t)? }));
+            keys.push(Key::ino(t));
+            range.push(t);
         }
-        let locs = self.journal_write(BASE, &nodes)?;
-        self.tnc_del(&Key::dent(fp, &fname));
-        self.tnc_set(&Key::dent(tp, &tname), locs[0]);
+        let h = self.pick_head(Class::Meta, &keys, &range);
+        let locs = self.journal_write(h, &nodes)?;
+        self.idx_del(h, &Key::dent(fp, &fname));
+        self.idx_set(h, &Key::dent(tp, &tname), locs[0]);
         self.obsolete(locs[1]);
-        if let (Some((t, _)), Some(Node::Ino(i))) = (target, nodes.get(2)) {
-            let _ = t;
-            self.drop_link(i.clone(), locs[2]);
+        if let Some(Node::Ino(i)) = nodes.get(2) {
+            self.drop_link(h, i.clone(), locs[2]);
         }
         self.counters.ops += 1;
         Ok(())
@@ -509,7 +513,7 @@ impl Fs {
             return Err(Errno::ENOTDIR.into());
         }
         let mut out = Vec::new();
-        for (k, loc) in self.tnc.range(&Key::first(inum, KIND_DENT), &Key::first(inum, KIND_DENT + 1)) {
+        for (k, loc) in self.idx_range(&Key::first(inum, KIND_DENT), &Key::first(inum, KIND_DENT + 1)) {
             let Node::Dent(d) = self.read_node(loc)? else { return Err(FsError::Corrupt("dent".into())) };
             let name = String::from_utf8_lossy(&k.name).into_owned();
             out.push(DirEntry { name, inum: d.target, is_dir: d.is_dir });
@@ -521,6 +525,16 @@ impl Fs {
     pub fn stat(&mut self, path: &str) -> FsResult<Stat> {
         self.enter()?;
         let r = self.resolve(path).and_then(|(inum, _)| {
+            let i = self.inode(inum)?;
+            Ok(Stat { inum, size: i.size, is_dir: i.is_dir, nlink: i.nlink })
+        });
+        self.leave(r)
+    }
+
+    /// Attributes of an open file.
+    pub fn fstat(&mut self, fd: Fd) -> FsResult<Stat> {
+        self.enter()?;
+        let r = self.fd_inum(fd).and_then(|inum| {
             let i = self.inode(inum)?;
             Ok(Stat { inum, size: i.size, is_dir: i.is_dir, nlink: i.nlink })
         });
@@ -541,10 +555,18 @@ impl Fs {
         self.leave(r)
     }
 
-    /// Commits the journal into the index now.
+    /// Commits the journal into the index now (a checkpoint: with the
+    /// delayed hot commit, the hot journal only when it is due).
     pub fn commit_now(&mut self) -> FsResult<()> {
         self.enter()?;
         let r = self.commit();
+        self.leave(r)
+    }
+
+    /// Commits the whole journal now, the hot journal included.
+    pub fn commit_all(&mut self) -> FsResult<()> {
+        self.enter()?;
+        let r = self.commit_full();
         self.leave(r)
     }
 
@@ -576,7 +598,7 @@ impl Fs {
             self.do_close(fd)?;
         }
         self.in_commit = true;
-        let r = self.do_commit(true);
+        let r = self.do_commit(true, true);
         self.in_commit = false;
         r?;
         self.ubi.detach()?;

@@ -49,7 +49,7 @@ impl Fs {
     }
 
     fn reserve_bytes(&self, deletion: bool) -> u64 {
-        let lebs = self.idx_reserve_lebs() + if deletion { 1 } else { 2 };
+        let lebs = self.idx_reserve_lebs() + if deletion { 1 } else { 2 } + self.hot_heads_in_use();
         lebs as u64 * self.geo.leb_bytes as u64
     }
 
@@ -65,6 +65,13 @@ impl Fs {
         self.commit()?;
         if self.reclaimable_bytes() >= need + self.reserve_bytes(deletion) {
             return Ok(());
+        }
+        if !self.hot.buds.is_empty() {
+            // Hot buds become reclaimable only when the hot journal commits.
+            self.commit_full()?;
+            if self.reclaimable_bytes() >= need + self.reserve_bytes(deletion) {
+                return Ok(());
+            }
         }
         self.counters.enospc += 1;
         Err(Errno::ENOSPC.into())

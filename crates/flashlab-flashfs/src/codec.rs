@@ -142,14 +142,18 @@ impl Node {
                 w.u32(inums.len() as u32);
                 inums.iter().for_each(|i| w.u32(*i));
             }
-            Node::Lpt(LptNode::Pnode { first, props }) => {
-                w.u8(0);
+            Node::Lpt(LptNode::Pnode { first, props, valid }) => {
+                w.u8(if valid.is_empty() { 0 } else { 2 });
                 w.u32(*first);
                 w.u32(props.len() as u32);
                 for (f, d, fl) in props {
                     w.u32(*f);
                     w.u32(*d);
                     w.u8(*fl);
+                }
+                for words in valid {
+                    w.u8(words.len() as u8);
+                    words.iter().for_each(|x| w.u64(*x));
                 }
             }
             Node::Lpt(LptNode::Nnode { children }) => {
@@ -277,11 +281,19 @@ fn decode_payload(t: u8, p: &[u8]) -> Option<Node> {
 }
 
 fn decode_lpt(r: &mut R) -> Option<Node> {
-    if r.u8()? == 0 {
+    let tag = r.u8()?;
+    if tag == 0 || tag == 2 {
         let first = r.u32()?;
         let n = r.u32()? as usize;
         let props = (0..n).map(|_| Some((r.u32()?, r.u32()?, r.u8()?))).collect::<Option<Vec<_>>>()?;
-        Some(Node::Lpt(LptNode::Pnode { first, props }))
+        let mut valid = Vec::new();
+        if tag == 2 {
+            for _ in 0..n {
+                let k = r.u8()? as usize;
+                valid.push((0..k).map(|_| r.u64()).collect::<Option<Vec<_>>>()?);
+            }
+        }
+        Some(Node::Lpt(LptNode::Pnode { first, props, valid }))
     } else {
         let n = r.u32()? as usize;
         let children = (0..n).map(|_| r.loc()?).collect::<Option<Vec<_>>>()?;
@@ -303,7 +315,8 @@ mod tests {
             Node::Ref { lnum: 3, offs: 2048, jhead: 1 },
             Node::Idx { level: 1, branches: vec![(Key::dent(1, b"ab"), Loc { lnum: 1, offs: 2, len: 3 })] },
             Node::Orph { commit_no: 4, inums: vec![7, 8] },
-            Node::Lpt(LptNode::Pnode { first: 4, props: vec![(1, 2, 3)] }),
+            Node::Lpt(LptNode::Pnode { first: 4, props: vec![(1, 2, 3)], valid: vec![] }),
+            Node::Lpt(LptNode::Pnode { first: 8, props: vec![(1, 2, 3)], valid: vec![vec![5, 7]] }),
             Node::Mst(MstNode { commit_no: 3, root: None, ..MstNode::default() }),
         ];
         for n in nodes {

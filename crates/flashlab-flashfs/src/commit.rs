@@ -11,13 +11,23 @@ use crate::node::{Loc, LptNode, MstNode, Node, G_NONE};
 use flashlab_mtd::Cause;
 
 impl Fs {
-    /// Commits the journal into the index (no-op when called re-entrantly).
+    /// Commits the journal into the index (no-op when called re-entrantly);
+    /// with the delayed hot commit, the hot journal only when it is due.
     pub(crate) fn commit(&mut self) -> FsResult<()> {
+        self.commit_mode(false)
+    }
+
+    /// Commits the whole journal, the hot journal included.
+    pub(crate) fn commit_full(&mut self) -> FsResult<()> {
+        self.commit_mode(true)
+    }
+
+    fn commit_mode(&mut self, force_full: bool) -> FsResult<()> {
         if self.in_commit {
             return Ok(());
         }
         self.in_commit = true;
-        let r = self.do_commit(false);
+        let r = self.do_commit(false, force_full);
         self.in_commit = false;
         if r.is_err() {
             // The in-memory index may now differ from the last master:
@@ -28,8 +38,12 @@ impl Fs {
         r
     }
 
-    pub(crate) fn do_commit(&mut self, clean: bool) -> FsResult<()> {
+    pub(crate) fn do_commit(&mut self, clean: bool, force_full: bool) -> FsResult<()> {
+        let full = clean || force_full || self.hot_commit_due();
         self.sync_heads()?;
+        if full {
+            self.apply_overlay();
+        }
         if clean {
             for h in self.heads.iter_mut() {
                 h.lnum = None;
@@ -40,11 +54,11 @@ impl Fs {
         for l in std::mem::take(&mut self.tnc.pending_obsolete) {
             self.obsolete(l);
         }
-        self.clear_buds();
+        self.clear_buds(!full);
         self.clear_empty_index_flags();
         let lpt_root = self.write_lpt()?;
         let orph = self.write_orphans()?;
-        let log_lnum = self.start_new_log()?;
+        let log_lnum = self.start_new_log(full)?;
         let m = MstNode {
             commit_no: self.commit_no + 1,
             highest_inum: self.highest_inum,
@@ -61,6 +75,7 @@ impl Fs {
         self.lpt_area ^= 1;
         self.orph_area ^= 1;
         self.counters.commits += 1;
+        self.finish_hot_commit(full);
         Ok(())
     }
 
@@ -100,10 +115,12 @@ impl Fs {
             self.idx_sync()?;
             let l = self.take_empty()?;
             self.lp[l as usize].flags |= F_INDEX;
+            self.counters.index_lebs_taken += 1;
             self.idx_head = crate::fs::Head { lnum: Some(l), wbuf: Vec::new(), wbuf_offs: 0 };
         }
         let lnum = self.idx_head.lnum.unwrap_or(0);
         let loc = Loc { lnum, offs: self.idx_head.end(), len };
+        self.vmap.add(loc);
         self.lp[lnum as usize].free -= b.len() as u32;
         self.idx_head.wbuf.extend_from_slice(&b);
         let io = self.geo.min_io as usize;
@@ -141,7 +158,9 @@ impl Fs {
             self.lp.chunks(4).map(|c| c.iter().map(|p: &Lprops| (p.free, p.dirty, p.flags)).collect()).collect();
         let mut level: Vec<Loc> = Vec::with_capacity(chunks.len());
         for (i, props) in chunks.into_iter().enumerate() {
-            let node = Node::Lpt(LptNode::Pnode { first: (i * 4) as u32, props });
+            let first = (i * 4) as u32;
+            let valid = self.lpt_bitmaps(first, props.len() as u32);
+            let node = Node::Lpt(LptNode::Pnode { first, props, valid });
             level.push(self.area_push(&mut w, &node)?);
         }
         while level.len() > 1 {
@@ -205,19 +224,38 @@ impl Fs {
         Ok(Loc { lnum, offs: 0, len })
     }
 
-    /// Writes the commit-start node and references to the open heads into
-    /// the log LEB after the current one.
-    fn start_new_log(&mut self) -> FsResult<u32> {
+    /// Bitmaps of LEBs `first..first+n` for the LPT (empty when off).
+    fn lpt_bitmaps(&self, first: u32, n: u32) -> Vec<Vec<u64>> {
+        if !self.lpt_bitmap_on() {
+            return Vec::new();
+        }
+        (first..first + n).map(|l| self.vmap.words(l)).collect()
+    }
+
+    /// References the new log must hold: the open heads at their write
+    /// position, and (when the hot journal is not committed now) every hot
+    /// bud from its first uncommitted offset.
+    fn log_refs(&self, full: bool) -> Vec<(u32, u32, usize)> {
+        let mut refs: Vec<(u32, u32, usize)> = (0..HEADS)
+            .filter(|h| full || !self.delayed(*h))
+            .filter_map(|h| self.heads[h].lnum.map(|l| (l, self.heads[h].wbuf_offs, h)))
+            .collect();
+        if !full {
+            refs.extend(self.hot.buds.iter().copied());
+        }
+        refs
+    }
+
+    /// Writes the commit-start node and the references into the log LEB
+    /// after the current one.
+    fn start_new_log(&mut self, full: bool) -> FsResult<u32> {
         let lnum = if self.log.used == 0 { self.geo.log_first } else { self.next_log_lnum(self.log.lnum) };
         self.unmap(lnum, Cause::Log)?;
         let sq = self.next_sqnum();
         let mut b = Node::Cs { commit_no: self.commit_no + 1 }.encode(sq, G_NONE);
-        for h in 0..HEADS {
-            if let Some(l) = self.heads[h].lnum {
-                let sq = self.next_sqnum();
-                let offs = self.heads[h].wbuf_offs;
-                b.extend_from_slice(&Node::Ref { lnum: l, offs, jhead: h as u8 }.encode(sq, G_NONE));
-            }
+        for (l, offs, h) in self.log_refs(full) {
+            let sq = self.next_sqnum();
+            b.extend_from_slice(&Node::Ref { lnum: l, offs, jhead: h as u8 }.encode(sq, G_NONE));
         }
         let n = self.write_padded(lnum, 0, b, Cause::Log)?;
         self.log.offs = n;

@@ -21,7 +21,11 @@ pub const F_TAKEN: u8 = 4;
 pub const BASE: usize = 0;
 pub const DATA: usize = 1;
 pub const GC: usize = 2;
-pub const HEADS: usize = 3;
+/// Hot metadata head (hot/cold journals).
+pub const HOT_BASE: usize = 3;
+/// Hot data head (hot/cold journals, delayed hot commit).
+pub const HOT_DATA: usize = 4;
+pub const HEADS: usize = 5;
 
 /// Properties of one LEB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -86,11 +90,18 @@ pub struct Fs {
     pub(crate) in_commit: bool,
     pub(crate) broken: bool,
     pub(crate) counters: FsCounters,
+    /// Hot/cold classification and the delayed hot journal.
+    pub(crate) hot: crate::hot::HotState,
+    /// Live nodes per page of every LEB (the validity bitmap).
+    pub(crate) vmap: crate::vmap::PageMap,
+    /// The LPT carries the validity bitmaps (setting on and room for them).
+    pub(crate) lpt_bitmap: bool,
 }
 
 impl Fs {
     pub(crate) fn new_state(ubi: Ubi, vol: u32, cfg: FsSettings, geo: FsGeo) -> Fs {
         let fanout = cfg.fanout as usize;
+        let vmap = crate::vmap::PageMap::new(geo.leb_count, geo.leb_bytes, geo.min_io);
         Fs {
             ubi,
             vol,
@@ -114,7 +125,21 @@ impl Fs {
             in_commit: false,
             broken: false,
             counters: FsCounters::default(),
+            hot: crate::hot::HotState::default(),
+            vmap,
+            lpt_bitmap: false,
         }
+    }
+
+    pub(crate) fn lpt_bitmap_on(&self) -> bool {
+        self.lpt_bitmap
+    }
+
+    /// Decides whether the LPT area is large enough for the bitmaps.
+    pub(crate) fn set_lpt_bitmap(&mut self) {
+        let g = self.geo;
+        let need = FsGeo::lpt_lebs_for(g.leb_count, g.leb_bytes, g.min_io, g.bitmap_words());
+        self.lpt_bitmap = self.cfg.lpt_validity_bitmap && g.lpt_lebs >= need;
     }
 
     pub(crate) fn next_sqnum(&mut self) -> u64 {
@@ -169,6 +194,7 @@ impl Fs {
         self.tnc.memory_bytes()
             + self.lp.len() * std::mem::size_of::<Lprops>()
             + self.inodes.len() * 48
+            + self.vmap.memory_bytes()
             + self.ubi.memory_bytes()
     }
 
@@ -176,6 +202,7 @@ impl Fs {
     pub(crate) fn obsolete(&mut self, loc: Loc) {
         if let Some(p) = self.lp.get_mut(loc.lnum as usize) {
             p.dirty += loc.aligned_len();
+            self.vmap.remove(loc);
         }
     }
 

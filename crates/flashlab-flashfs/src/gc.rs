@@ -57,22 +57,27 @@ impl Fs {
         for v in victims {
             self.unmap(v, Cause::Gc)?;
             self.lp[v as usize] = Lprops { free: self.geo.leb_bytes, dirty: 0, flags: 0 };
+            self.vmap.clear_leb(v);
             self.counters.gc_runs += 1;
         }
         Ok(true)
     }
 
     fn gc_collect(&mut self, v: u32) -> FsResult<()> {
+        if self.lpt_bitmap_on() {
+            return self.gc_collect_valid(v);
+        }
         let written = self.geo.leb_bytes - self.lp[v as usize].free;
         let mut buf = vec![0u8; written as usize];
         self.ubi.leb_read(self.vol, v, 0, &mut buf, Cause::Gc)?;
+        self.counters.gc_pages_read += written.div_ceil(self.geo.min_io) as u64;
         let mut pos = 0usize;
         while pos + HDR <= buf.len() {
             match parse_hdr(&buf[pos..]) {
                 Ok(h) => {
                     let len = h.len as usize;
                     let loc = Loc { lnum: v, offs: pos as u32, len: h.len };
-                    self.gc_move(&buf[pos..pos + align(len).min(buf.len() - pos)], loc)?;
+                    let _ = self.gc_move(&buf[pos..pos + align(len).min(buf.len() - pos)], loc)?;
                     pos += align(len);
                 }
                 Err(Bad::Empty) => break,
@@ -82,19 +87,54 @@ impl Fs {
         Ok(())
     }
 
-    fn gc_move(&mut self, bytes: &[u8], loc: Loc) -> FsResult<()> {
-        let Ok((_, node)) = parse_node(bytes) else { return Ok(()) };
-        let Some(key) = node.key() else { return Ok(()) };
-        if self.tnc.lookup(&key) != Some(loc) {
-            return Ok(());
+    /// GC with the validity bitmap: reads only the runs of valid pages and
+    /// looks for live nodes in them. A run may start inside a dead node, so
+    /// every 8-byte position is tried; a node counts only if the index points
+    /// exactly at it, and only live nodes are skipped over, so a false match
+    /// in dead bytes can neither be moved nor hide a live node.
+    fn gc_collect_valid(&mut self, v: u32) -> FsResult<()> {
+        let written = self.geo.leb_bytes - self.lp[v as usize].free;
+        for (offs, len) in self.valid_runs(v, written) {
+            let mut buf = vec![0u8; len as usize];
+            self.ubi.leb_read(self.vol, v, offs, &mut buf, Cause::Gc)?;
+            self.counters.gc_pages_read += len.div_ceil(self.geo.min_io) as u64;
+            self.gc_scan_run(v, offs, &buf)?;
+        }
+        Ok(())
+    }
+
+    fn gc_scan_run(&mut self, v: u32, offs: u32, buf: &[u8]) -> FsResult<()> {
+        let mut pos = 0usize;
+        while pos + HDR <= buf.len() {
+            let step = match parse_hdr(&buf[pos..]) {
+                Ok(h) if pos + h.len as usize <= buf.len() => {
+                    let loc = Loc { lnum: v, offs: offs + pos as u32, len: h.len };
+                    let end = (pos + align(h.len as usize)).min(buf.len());
+                    if self.gc_move(&buf[pos..end], loc)? {
+                        align(h.len as usize)
+                    } else {
+                        crate::node::ALIGN
+                    }
+                }
+                _ => crate::node::ALIGN,
+            };
+            pos += step;
+        }
+        Ok(())
+    }
+
+    /// Copies the node at `loc` to the GC head if it is live; true if moved.
+    fn gc_move(&mut self, bytes: &[u8], loc: Loc) -> FsResult<bool> {
+        let Ok((_, node)) = parse_node(bytes) else { return Ok(false) };
+        let Some(key) = node.key() else { return Ok(false) };
+        if self.idx_lookup(&key) != Some(loc) {
+            return Ok(false);
         }
         let mut copy = bytes.to_vec();
         copy.resize(align(loc.len as usize), 0);
         let new = self.head_append(GC, &[copy])?[0];
-        if let Some(old) = self.tnc.insert(&key, new) {
-            self.obsolete(old);
-        }
+        self.idx_set(GC, &key, new);
         self.counters.gc_moved_nodes += 1;
-        Ok(())
+        Ok(true)
     }
 }

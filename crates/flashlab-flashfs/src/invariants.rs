@@ -19,6 +19,8 @@ impl Fs {
         self.ubi.check_consistency().map_err(|e| bad(format!("UBI: {e}")))?;
         self.check_tree()?;
         self.check_lprops()?;
+        self.check_vmap()?;
+        self.check_hot()?;
         self.check_leaves()
     }
 
@@ -47,6 +49,28 @@ impl Fs {
         Ok(())
     }
 
+    /// The delayed hot journal: overlay only with the delay on, every hot
+    /// bud still flagged as a bud, per-inode counts matching the overlay.
+    fn check_hot(&self) -> FsResult<()> {
+        let h = &self.hot;
+        if !self.cfg.delay_on() && (!h.overlay.is_empty() || !h.buds.is_empty()) {
+            return Err(bad("hot overlay without the delayed commit".into()));
+        }
+        for (l, _, _) in &h.buds {
+            if self.lp[*l as usize].flags & crate::fs::F_BUD == 0 {
+                return Err(bad(format!("hot bud {l} lost its bud flag")));
+            }
+        }
+        let mut counts = std::collections::HashMap::new();
+        for k in h.overlay.keys() {
+            *counts.entry(k.inum).or_insert(0u32) += 1;
+        }
+        if counts.iter().any(|(i, c)| h.inums.get(i) != Some(c)) {
+            return Err(bad("hot overlay per-inode counts are wrong".into()));
+        }
+        Ok(())
+    }
+
     fn check_lprops(&self) -> FsResult<()> {
         let live = self.live_bytes();
         let leb = self.geo.leb_bytes;
@@ -64,7 +88,7 @@ impl Fs {
     }
 
     fn check_leaves(&mut self) -> FsResult<()> {
-        let all = self.tnc.range(&Key::first(0, 0), &Key::first(u32::MAX, 7));
+        let all = self.idx_range(&Key::first(0, 0), &Key::first(u32::MAX, 7));
         let mut sizes = std::collections::HashMap::new();
         for (k, loc) in &all {
             let node = self.read_node(*loc).map_err(|e| bad(format!("{k:?}: {e}")))?;

@@ -3,14 +3,14 @@
 //! written into the bud, so replay finds every bud that holds data.
 
 use crate::error::{Errno, FsResult};
-use crate::fs::{pad_into, Fs, BASE, DATA, F_BUD, F_INDEX, GC};
+use crate::fs::{pad_into, Fs, BASE, DATA, F_BUD, F_INDEX, GC, HEADS, HOT_BASE, HOT_DATA};
 use crate::node::{Loc, Node, G_IN, G_LAST, G_NONE};
 use flashlab_mtd::Cause;
 
 pub(crate) fn head_cause(h: usize) -> Cause {
     match h {
-        BASE => Cause::Base,
-        DATA => Cause::Data,
+        BASE | HOT_BASE => Cause::Base,
+        DATA | HOT_DATA => Cause::Data,
         GC => Cause::Gc,
         _ => Cause::Index,
     }
@@ -50,7 +50,9 @@ impl Fs {
         let mut locs = Vec::with_capacity(bufs.len());
         for b in bufs {
             let len = u32::from_le_bytes([b[16], b[17], b[18], b[19]]);
-            locs.push(Loc { lnum, offs: self.heads[h].end(), len });
+            let loc = Loc { lnum, offs: self.heads[h].end(), len };
+            self.vmap.add(loc);
+            locs.push(loc);
             self.heads[h].wbuf.extend_from_slice(b);
         }
         self.lp[lnum as usize].free -= total;
@@ -92,7 +94,7 @@ impl Fs {
 
     /// Syncs every journal head (what fsync and sync do).
     pub(crate) fn sync_heads(&mut self) -> FsResult<()> {
-        for h in [BASE, DATA, GC] {
+        for h in 0..HEADS {
             self.head_sync(h)?;
         }
         Ok(())
@@ -109,18 +111,24 @@ impl Fs {
         let lnum = if h == GC { self.take_empty()? } else { self.take_empty_for_head()? };
         self.log_ref(lnum, 0, h as u8)?;
         self.lp[lnum as usize].flags |= F_BUD;
+        if self.delayed(h) {
+            self.hot.buds.push((lnum, 0, h));
+        }
         self.heads[h].lnum = Some(lnum);
         self.heads[h].wbuf_offs = 0;
         self.heads[h].wbuf.clear();
         Ok(())
     }
 
-    pub(crate) fn journal_full(&self) -> bool {
-        let max = match self.cfg.journal_max_buds {
+    pub(crate) fn journal_max_buds(&self) -> u32 {
+        match self.cfg.journal_max_buds {
             0 => (self.geo.main_lebs() / 4).max(2),
             n => n,
-        };
-        self.lp.iter().filter(|p| p.flags & F_BUD != 0).count() as u32 >= max
+        }
+    }
+
+    pub(crate) fn journal_full(&self) -> bool {
+        self.lp.iter().filter(|p| p.flags & F_BUD != 0).count() as u32 >= self.journal_max_buds()
     }
 
     /// True when LEB `l` is empty and may be taken.
@@ -137,16 +145,31 @@ impl Fs {
         (self.geo.main_first..self.geo.leb_count).filter(|l| self.is_empty_leb(*l)).count() as u32
     }
 
-    /// Takes an empty LEB (unmapping stale content).
+    /// Takes an empty LEB: an erased one if any, else a freeable one (all
+    /// its nodes obsolete), which is unmapped (counted in `freeable_reclaims`).
     pub(crate) fn take_empty(&mut self) -> FsResult<u32> {
-        let l = (self.geo.main_first..self.geo.leb_count).find(|l| self.is_empty_leb(*l)).ok_or(Errno::ENOSPC)?;
+        let mut freeable = None;
+        let mut erased = None;
+        for l in self.geo.main_first..self.geo.leb_count {
+            if !self.is_empty_leb(l) {
+                continue;
+            }
+            if !self.ubi.is_mapped(self.vol, l)? {
+                erased = Some(l);
+                break;
+            }
+            freeable.get_or_insert(l);
+        }
+        let l = erased.or(freeable).ok_or(Errno::ENOSPC)?;
         if self.ubi.is_mapped(self.vol, l)? {
+            self.counters.freeable_reclaims += 1;
             // Its nodes are obsolete, possibly only because of nodes still
             // in write buffers: make those durable before erasing.
             self.sync_heads()?;
             self.ubi.leb_unmap(self.vol, l, Cause::Other)?;
         }
         self.lp[l as usize] = crate::fs::Lprops { free: self.geo.leb_bytes, dirty: 0, flags: 0 };
+        self.vmap.clear_leb(l);
         Ok(l)
     }
 
@@ -169,8 +192,8 @@ impl Fs {
             if commits >= 3 || self.in_commit {
                 break;
             }
-            // GC-head buds become collectable after a commit.
-            self.commit()?;
+            // GC-head (and hot) buds become collectable after a commit.
+            self.commit_full()?;
             commits += 1;
         }
         self.counters.enospc_late += 1;
@@ -202,9 +225,13 @@ impl Fs {
         Ok(())
     }
 
-    /// Clears the bud flag of every LEB that is not an open head.
-    pub(crate) fn clear_buds(&mut self) {
-        let heads: Vec<u32> = self.heads.iter().filter_map(|h| h.lnum).collect();
+    /// Clears the bud flag of every LEB that is not an open head (nor,
+    /// with `keep_hot`, a bud of the delayed hot journal).
+    pub(crate) fn clear_buds(&mut self, keep_hot: bool) {
+        let mut heads: Vec<u32> = self.heads.iter().filter_map(|h| h.lnum).collect();
+        if keep_hot {
+            heads.extend(self.hot_bud_lebs());
+        }
         for (l, p) in self.lp.iter_mut().enumerate() {
             if !heads.contains(&(l as u32)) {
                 p.flags &= !F_BUD;

@@ -42,11 +42,13 @@ impl FsGeo {
         }
     }
 
-    /// LEBs one LPT area needs for `leb_count` LEBs.
-    pub fn lpt_lebs_for(leb_count: u32, leb_bytes: u32, min_io: u32) -> u32 {
+    /// LEBs one LPT area needs for `leb_count` LEBs (with `bitmap_words`
+    /// validity-bitmap words per LEB, 0 without the bitmap).
+    pub fn lpt_lebs_for(leb_count: u32, leb_bytes: u32, min_io: u32, bitmap_words: u32) -> u32 {
         let pnodes = leb_count.div_ceil(4);
         let nodes = pnodes + pnodes.div_ceil(3) + 4;
-        let per_leb = (leb_bytes - min_io) / LPT_NODE_BYTES;
+        let node_bytes = LPT_NODE_BYTES + if bitmap_words == 0 { 0 } else { 4 * (1 + 8 * bitmap_words) };
+        let per_leb = (leb_bytes - min_io) / node_bytes.next_multiple_of(8);
         nodes.div_ceil(per_leb.max(1)).max(1)
     }
 
@@ -59,6 +61,11 @@ impl FsGeo {
     }
 
     /// Largest node the journal writes (a 4 KiB data node + header).
+    /// Validity-bitmap words per LEB (one bit per page).
+    pub fn bitmap_words(&self) -> u32 {
+        (self.leb_bytes / self.min_io.max(1)).div_ceil(64)
+    }
+
     pub fn max_node_bytes(&self) -> u32 {
         (4096 + HDR as u32 + 64).next_multiple_of(8)
     }

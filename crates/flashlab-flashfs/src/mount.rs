@@ -27,6 +27,10 @@ impl Fs {
             Err(error) => return Err(MountFailure { ubi, error }),
         };
         let mut fs = Fs::new_state(ubi, vol, cfg, geo);
+        fs.set_lpt_bitmap();
+        if let Err(error) = fs.init_hot() {
+            return Err(MountFailure { ubi: fs.ubi, error });
+        }
         match fs.do_format() {
             Ok(()) => Ok(fs),
             Err(error) => Err(MountFailure { ubi: fs.ubi, error }),
@@ -37,7 +41,8 @@ impl Fs {
         cfg.validate().map_err(|e| FsError::Corrupt(e.to_string()))?;
         let info = ubi.volumes().into_iter().find(|v| v.id == vol).ok_or(FsError::Corrupt("no such volume".into()))?;
         let (leb, io) = (ubi.leb_bytes(), ubi.min_io());
-        let lpt = FsGeo::lpt_lebs_for(info.lebs, leb, io);
+        let words = if cfg.lpt_validity_bitmap { (leb / io).div_ceil(64) } else { 0 };
+        let lpt = FsGeo::lpt_lebs_for(info.lebs, leb, io, words);
         let geo = FsGeo::new(info.lebs, leb, io, cfg.log_lebs, lpt);
         if geo.main_lebs() < 8 || leb < 4 * geo.max_node_bytes() {
             return Err(corrupt("volume too small (need 8 main LEBs of at least 4 data nodes)"));
@@ -68,7 +73,7 @@ impl Fs {
         let loc = self.journal_write(crate::fs::BASE, &[Node::Ino(root.clone())])?[0];
         self.tnc.insert(&crate::key::Key::ino(1), loc);
         self.inodes.insert(1, root);
-        self.commit()
+        self.commit_full()
     }
 
     /// Mounts the file system on volume `vol` (recovering after a cut).
@@ -86,6 +91,8 @@ impl Fs {
 
     fn do_mount(&mut self) -> FsResult<()> {
         self.read_sb()?;
+        self.set_lpt_bitmap();
+        self.init_hot()?;
         let m = self.read_master()?;
         self.commit_no = m.commit_no;
         self.highest_inum = m.highest_inum;
@@ -99,7 +106,7 @@ impl Fs {
         self.restore_idx_head(m.idx_head);
         let orphans = self.process_orphans()?;
         if replayed || orphans || !m.clean {
-            self.commit()?;
+            self.commit_full()?;
         }
         Ok(())
     }
@@ -122,6 +129,7 @@ impl Fs {
         self.cfg.log_lebs = sb.log_lebs;
         self.tnc = crate::tnc::Tnc::new(sb.fanout as usize);
         self.lp = vec![Lprops { free: geo.leb_bytes, dirty: 0, flags: 0 }; geo.leb_count as usize];
+        self.vmap = crate::vmap::PageMap::new(geo.leb_count, geo.leb_bytes, geo.min_io);
         Ok(())
     }
 
@@ -159,7 +167,7 @@ impl Fs {
         while let Some(loc) = stack.pop() {
             match self.read_cached(loc, &mut cache)? {
                 Node::Lpt(LptNode::Nnode { children }) => stack.extend(children),
-                Node::Lpt(LptNode::Pnode { first, props }) => {
+                Node::Lpt(LptNode::Pnode { first, props, .. }) => {
                     for (i, (free, dirty, flags)) in props.into_iter().enumerate() {
                         if let Some(p) = self.lp.get_mut(first as usize + i) {
                             *p = Lprops { free: free.min(self.geo.leb_bytes), dirty, flags };
@@ -254,27 +262,17 @@ impl Fs {
                 p.flags &= !F_INDEX;
             }
         }
+        self.rebuild_vmap();
     }
 
     /// Live bytes per LEB: leaf nodes and committed index nodes.
     pub(crate) fn live_bytes(&self) -> Vec<u32> {
         let mut live = vec![0u32; self.lp.len()];
-        for n in self.tnc.znodes() {
-            let z = self.tnc.node(n);
-            if let Some(l) = z.loc {
-                live[l.lnum as usize] += l.aligned_len();
+        self.for_each_live(|l| {
+            if let Some(x) = live.get_mut(l.lnum as usize) {
+                *x += l.aligned_len();
             }
-            for (_, br) in &z.entries {
-                if let Br::Leaf(l) = br {
-                    if let Some(x) = live.get_mut(l.lnum as usize) {
-                        *x += l.aligned_len();
-                    }
-                }
-            }
-        }
-        for l in &self.tnc.pending_obsolete {
-            live[l.lnum as usize] += l.aligned_len();
-        }
+        });
         live
     }
 }

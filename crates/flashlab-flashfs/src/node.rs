@@ -100,8 +100,9 @@ pub struct MstNode {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LptNode {
-    /// Properties (free, dirty, flags) of LEBs `first..first+n`.
-    Pnode { first: u32, props: Vec<(u32, u32, u8)> },
+    /// Properties (free, dirty, flags) of LEBs `first..first+n`, and (when
+    /// the validity bitmap is on) each LEB's page-validity bitmap words.
+    Pnode { first: u32, props: Vec<(u32, u32, u8)>, valid: Vec<Vec<u64>> },
     /// Up to four children.
     Nnode { children: Vec<Loc> },
 }

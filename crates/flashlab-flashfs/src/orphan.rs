@@ -13,10 +13,10 @@ impl Fs {
         let list: Vec<u32> = std::mem::take(&mut self.orphans).into_iter().collect();
         let mut any = false;
         for inum in list {
-            let Some(loc) = self.tnc.lookup(&Key::ino(inum)) else { continue };
+            let Some(loc) = self.idx_lookup(&Key::ino(inum)) else { continue };
             if let Node::Ino(i) = self.read_node(loc)? {
                 if i.nlink == 0 {
-                    self.purge(inum);
+                    self.purge(crate::fs::BASE, inum);
                     self.counters.orphans_deleted += 1;
                     any = true;
                 }

@@ -147,11 +147,11 @@ impl Fs {
     /// Applies one replayed node to the index.
     fn apply(&mut self, n: Node, loc: Loc) -> FsResult<()> {
         match n {
-            Node::Ino(i) if i.nlink == 0 => self.purge(i.inum),
+            Node::Ino(i) if i.nlink == 0 => self.purge(crate::fs::BASE, i.inum),
             Node::Dent(d) if d.target == 0 => {
                 self.tnc.remove(&Key::dent(d.parent, &d.name));
             }
-            Node::Trun { inum, new_size, .. } => self.remove_blocks_from(inum, new_size),
+            Node::Trun { inum, new_size, .. } => self.remove_blocks_from(crate::fs::BASE, inum, new_size),
             n => {
                 if let Some(k) = n.key() {
                     self.tnc.insert(&k, loc);
@@ -193,7 +193,7 @@ impl Fs {
                 continue;
             }
             let size = self.inode(inum)?.size;
-            self.remove_blocks_from(inum, size);
+            self.remove_blocks_from(crate::fs::BASE, inum, size);
         }
         Ok(())
     }

@@ -1,10 +1,24 @@
 //! File-system settings (the `[fs]` section).
 
 use crate::compress::Compression;
+use flashlab_hotdata::IdentifierSpec;
 use flashlab_mtd::SettingsError;
 use serde::{Deserialize, Serialize};
 
-/// flashfs tunables (fixed at format time except `strict`).
+/// Where hot writes go when hot/cold journal heads are on (`hot_head_mapping`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HotHeadMapping {
+    /// Four heads: hot metadata, cold metadata, hot data, cold data (seed 000).
+    #[default]
+    Four,
+    /// Three heads: metadata (hot and cold together), hot data, cold data.
+    HotDataOnly,
+    /// Three heads: one hot head for hot metadata and hot data, cold metadata, cold data.
+    SharedHot,
+}
+
+/// flashfs tunables (fixed at format time except `strict` and the hot/cold switches).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FsSettings {
@@ -19,11 +33,47 @@ pub struct FsSettings {
     pub journal_max_buds: u32,
     /// Run `check_invariants` after every operation (slow; for tests).
     pub strict: bool,
+    /// Seed 000 optimisation 1: classify every write as hot or cold (with
+    /// `hot_identifier`) and as metadata or data, and append hot writes to
+    /// separate hot journal heads (`hot_head_mapping`). Default false.
+    pub hot_journals: bool,
+    /// Which hot heads exist when `hot_journals` is on. Default "four".
+    pub hot_head_mapping: HotHeadMapping,
+    /// Seed 000 optimisation 2: commit the hot journal heads only at every
+    /// n-th commit (or when they fill, see `hot_journal_max_buds`); other
+    /// commits commit the cold heads only. 0 or 1 = off (default 0). Without
+    /// `hot_journals` a single hot-data head is used.
+    pub delayed_hot_commit_every: u32,
+    /// With delayed commit: commit the hot journal as soon as it holds this
+    /// many buds (0 = half of the journal's bud limit).
+    pub hot_journal_max_buds: u32,
+    /// Seed 000 optimisation 3: keep a per-LEB bitmap of valid pages in the
+    /// LEB properties (written with the LPT at every commit) and let GC read
+    /// only valid pages. Default false.
+    pub lpt_validity_bitmap: bool,
+    /// Hot-data identifier used by the two hot/cold switches (default the
+    /// seed's multi-hash table: K=4, 4-bit counters, decay every 5000 writes).
+    pub hot_identifier: IdentifierSpec,
+    /// Seed of the identifier's hash functions.
+    pub hot_identifier_seed: u64,
 }
 
 impl Default for FsSettings {
     fn default() -> Self {
-        Self { fanout: 8, compression: Compression::Lz4, log_lebs: 4, journal_max_buds: 0, strict: false }
+        Self {
+            fanout: 8,
+            compression: Compression::Lz4,
+            log_lebs: 4,
+            journal_max_buds: 0,
+            strict: false,
+            hot_journals: false,
+            hot_head_mapping: HotHeadMapping::Four,
+            delayed_hot_commit_every: 0,
+            hot_journal_max_buds: 0,
+            lpt_validity_bitmap: false,
+            hot_identifier: IdentifierSpec::default(),
+            hot_identifier_seed: 0,
+        }
     }
 }
 
@@ -39,6 +89,22 @@ impl FsSettings {
         if self.journal_max_buds == 1 {
             return Err(SettingsError::new("journal_max_buds", "must be 0 (auto) or at least 2"));
         }
+        if self.delayed_hot_commit_every > 1_000_000 {
+            return Err(SettingsError::new("delayed_hot_commit_every", "must be at most 1000000"));
+        }
+        if let Err(e) = self.hot_identifier.validate() {
+            return Err(SettingsError::new("hot_identifier", e.to_string()));
+        }
         Ok(())
+    }
+
+    /// True when the hot journal's commit is delayed.
+    pub fn delay_on(&self) -> bool {
+        self.delayed_hot_commit_every >= 2
+    }
+
+    /// True when writes are classified hot/cold at all.
+    pub fn classify_on(&self) -> bool {
+        self.hot_journals || self.delay_on()
     }
 }

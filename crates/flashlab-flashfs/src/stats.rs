@@ -23,6 +23,28 @@ pub struct FsCounters {
     pub failed_commits: u64,
     /// NAND operations of the last mount (flashfs part, UBI attach excluded).
     pub mount_ops: u64,
+    /// Index updates committed: distinct keys whose index entry changed,
+    /// summed over commits (seed 000's count).
+    pub index_updates: u64,
+    /// The same, data keys only.
+    pub index_updates_data: u64,
+    /// Operations (groups) written to a hot or a cold journal head.
+    pub hot_writes: u64,
+    pub cold_writes: u64,
+    /// Hot writes forced by a key already in the delayed hot journal.
+    pub sticky_hot_writes: u64,
+    /// Commits that committed the hot journal / only the cold journals
+    /// (delayed hot commit on).
+    pub hot_commits: u64,
+    pub cold_only_commits: u64,
+    /// Pages GC read from victims (whole written part without the validity
+    /// bitmap, valid pages only with it).
+    pub gc_pages_read: u64,
+    /// Freeable LEBs (every node obsolete) unmapped for reuse because no
+    /// erased LEB was left (UBIFS returns these from its GC).
+    pub freeable_reclaims: u64,
+    /// Empty LEBs taken for index nodes.
+    pub index_lebs_taken: u64,
 }
 
 /// Erase-count distribution over good PEBs.

@@ -1,0 +1,28 @@
+//! NAND timing presets: device time = pages read × tR + pages programmed ×
+//! tPROG + erases × tBERS (one chip, no overlap, no bus or host time).
+
+use serde::Serialize;
+
+/// Latencies of one NAND operation, in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TimingPreset {
+    pub name: &'static str,
+    pub read_ns: f64,
+    pub program_ns: f64,
+    pub erase_ns: f64,
+}
+
+impl TimingPreset {
+    /// Seed 000's nandsim parameters as printed: erase 2 ms, program 200 ns, read 25 ns.
+    pub const NANDSIM_SEED000: TimingPreset =
+        TimingPreset { name: "nandsim-seed000", read_ns: 25.0, program_ns: 200.0, erase_ns: 2_000_000.0 };
+    /// A realistic SLC chip: tR 25 µs, tPROG 200 µs, tBERS 1.5 ms.
+    pub const SLC: TimingPreset =
+        TimingPreset { name: "slc", read_ns: 25_000.0, program_ns: 200_000.0, erase_ns: 1_500_000.0 };
+
+    /// Device busy time in seconds.
+    pub fn seconds(&self, pages_read: u64, pages_programmed: u64, erases: u64) -> f64 {
+        (pages_read as f64 * self.read_ns + pages_programmed as f64 * self.program_ns + erases as f64 * self.erase_ns)
+            / 1e9
+    }
+}
