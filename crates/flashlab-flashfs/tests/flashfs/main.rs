@@ -1,3 +1,6 @@
+mod fsbench;
+mod hotcold;
+
 use flashlab_flashfs::*;
 use flashlab_mtd::{Nand, NandSettings};
 use flashlab_ubi::{Ubi, UbiSettings};
