@@ -20,6 +20,24 @@ fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("plot: {e:?}")
 }
 
+/// A white canvas of `size` pixels for `path`, fonts registered.
+fn canvas(path: &Path, size: (u32, u32)) -> anyhow::Result<DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>> {
+    fonts();
+    let root = BitMapBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    Ok(root)
+}
+
+/// The common frame of every chart: a caption, margins and label areas.
+fn frame<'a, 'b>(
+    root: &'a DrawingArea<BitMapBackend<'b>, plotters::coord::Shift>,
+    title: &str,
+) -> ChartBuilder<'a, 'b, BitMapBackend<'b>> {
+    let mut b = ChartBuilder::on(root);
+    b.caption(title, ("sans-serif", 22)).margin(20).x_label_area_size(45).y_label_area_size(75);
+    b
+}
+
 /// One labelled point of a scatter plot.
 pub struct Point {
     pub label: String,
@@ -29,19 +47,12 @@ pub struct Point {
 
 /// Scatter plot with a logarithmic x axis and a label beside each point.
 pub fn scatter_logx(path: &Path, title: &str, x_desc: &str, y_desc: &str, points: &[Point]) -> anyhow::Result<()> {
-    fonts();
-    let root = BitMapBackend::new(path, (900, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
+    let root = canvas(path, (900, 600))?;
     let xs = points.iter().map(|p| p.x.max(1.0));
     let (xmin, xmax) = xs.clone().fold((f64::MAX, 1.0f64), |(a, b), x| (a.min(x), b.max(x)));
     let ymax = points.iter().map(|p| p.y).fold(0.0f64, f64::max).max(1e-3) * 1.15;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(20)
-        .x_label_area_size(45)
-        .y_label_area_size(65)
-        .build_cartesian_2d((xmin / 2.0..xmax * 20.0).log_scale(), 0.0..ymax)
-        .map_err(err)?;
+    let mut chart =
+        frame(&root, title).build_cartesian_2d((xmin / 2.0..xmax * 20.0).log_scale(), 0.0..ymax).map_err(err)?;
     chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).label_style(("sans-serif", 14)).draw().map_err(err)?;
     chart.draw_series(points.iter().map(|p| Circle::new((p.x.max(1.0), p.y), 6, BLUE.filled()))).map_err(err)?;
     chart
@@ -60,20 +71,12 @@ pub fn grouped_bars(
     categories: &[String],
     series: &[(String, Vec<f64>)],
 ) -> anyhow::Result<()> {
-    fonts();
-    let root = BitMapBackend::new(path, (1000, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
+    let root = canvas(path, (1000, 600))?;
     let ymax =
         series.iter().flat_map(|(_, v)| v.iter().copied()).filter(|v| v.is_finite()).fold(0.0f64, f64::max).max(1e-9)
             * 1.2;
     let n = categories.len().max(1) as f64;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(20)
-        .x_label_area_size(45)
-        .y_label_area_size(65)
-        .build_cartesian_2d(0.0..n, 0.0..ymax)
-        .map_err(err)?;
+    let mut chart = frame(&root, title).build_cartesian_2d(0.0..n, 0.0..ymax).map_err(err)?;
     let cats = categories.to_vec();
     chart
         .configure_mesh()
@@ -126,19 +129,11 @@ pub fn lines(
     y_desc: &str,
     series: &[(String, Vec<(f64, f64)>)],
 ) -> anyhow::Result<()> {
-    fonts();
-    let root = BitMapBackend::new(path, (1000, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
+    let root = canvas(path, (1000, 600))?;
     let pts = || series.iter().flat_map(|(_, v)| v.iter().copied()).filter(|(x, y)| x.is_finite() && y.is_finite());
     let xmax = pts().map(|p| p.0).fold(0.0f64, f64::max).max(1e-9) * 1.05;
     let ymax = pts().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9) * 1.15;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(20)
-        .x_label_area_size(45)
-        .y_label_area_size(75)
-        .build_cartesian_2d(0.0..xmax, 0.0..ymax)
-        .map_err(err)?;
+    let mut chart = frame(&root, title).build_cartesian_2d(0.0..xmax, 0.0..ymax).map_err(err)?;
     chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).label_style(("sans-serif", 14)).draw().map_err(err)?;
     for (i, (name, points)) in series.iter().enumerate() {
         let color = Palette99::pick(i);
