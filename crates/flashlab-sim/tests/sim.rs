@@ -373,3 +373,31 @@ fn write_buffer_absorbs_hot_overwrites() {
     assert!(buf.waf.unwrap() < 0.7 * plain.waf.unwrap());
     assert!(buf.write_latency_us_mean.unwrap() < plain.write_latency_us_mean.unwrap());
 }
+
+#[test]
+fn separate_devices_get_their_own_ranges_and_time_scale_stretches_arrivals() {
+    // Two devices writing the same offset land on different logical pages with `separate`.
+    let base = ["workload.kind=trace", "workload.trace_path=x", "workload.arrival=trace", "sim.track_content=true"];
+    let req = |dev, t| Request { time_ns: t, op: Op::Write, offset_bytes: 4096, len_bytes: 2048, device: dev };
+    let reqs = [req(0, 0), req(1, 1_000_000), Request { op: Op::Read, ..req(0, 2_000_000) }];
+    let mut sets = base.to_vec();
+    sets.extend(["workload.devices=separate", "workload.device_count=2"]);
+    let s = settings(&sets);
+    let r = run(&s, reqs.iter().map(|r| Ok::<_, String>(*r)), &mut |_| {}).unwrap();
+    assert_eq!((r.host_write_pages, r.unmapped_read_pages), (2, 0));
+    assert_eq!(r.nand_program_pages, 2);
+    // Folded, both writes hit one logical page: the read still finds it, and the second write invalidated the first.
+    let s = settings(&base);
+    let r = run(&s, reqs.iter().map(|r| Ok::<_, String>(*r)), &mut |_| {}).unwrap();
+    assert_eq!(r.host_write_pages, 2);
+    // time_scale = 2 doubles the trace's span (three requests, 1 ms apart, idle device).
+    let span = |scale: &str| {
+        let mut sets = base.to_vec();
+        let k = format!("workload.time_scale={scale}");
+        sets.push(&k);
+        let s = settings(&sets);
+        run(&s, reqs.iter().map(|r| Ok::<_, String>(*r)), &mut |_| {}).unwrap().sim_time_s.unwrap()
+    };
+    let (one, two) = (span("1.0"), span("2.0"));
+    assert!((two - one - 0.002).abs() < 1e-9, "spans {one} and {two}");
+}
