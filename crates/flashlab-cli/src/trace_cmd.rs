@@ -59,7 +59,7 @@ fn stats(file: &Path, format: &str, json: Option<PathBuf>, skip: bool) -> anyhow
             ("bytes read", gib(st.bytes_read)),
             ("bytes written", gib(st.bytes_written)),
             ("time s", format!("{} .. {}", opt(st.first_time_s, 6), opt(st.last_time_s, 6))),
-            ("address range", format!("{:?} .. {:?}", st.min_offset_bytes, st.max_end_bytes.map(|b| gib(b)))),
+            ("address range", format!("{:?} .. {:?}", st.min_offset_bytes, st.max_end_bytes.map(gib))),
             ("skipped lines", st.skipped_lines.to_string()),
         ]);
     }

@@ -46,8 +46,11 @@ pub fn expand(tree: &mut toml::Value) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// GC presets (seed 001's three schemes): (name, keys it sets, what it combines).
-pub const GC_PRESETS: &[(&str, &[(&str, &str, &str)], &str)] = &[
+/// A GC preset: its name, the (section, key, value) triples it sets, what it combines.
+pub type GcPreset = (&'static str, &'static [(&'static str, &'static str, &'static str)], &'static str);
+
+/// GC presets (seed 001's three schemes).
+pub const GC_PRESETS: &[GcPreset] = &[
     (
         "basic-gc",
         &[("gc", "victim", "greedy"), ("gc", "trigger", "threshold"), ("gc", "mode", "blocking"), ("placement", "enabled", "true"), ("ftl", "host_streams", "1"), ("ftl", "gc_streams", "2")],

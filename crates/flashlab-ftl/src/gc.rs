@@ -200,7 +200,6 @@ impl PageFtl {
     }
 
     /// Whether a GC run is under way in `plane` (a victim partly migrated).
-
     pub fn gc_in_progress(&self, plane: u32) -> bool {
         self.gc_victim[plane as usize] != NO_BLOCK
     }

@@ -101,7 +101,7 @@ proptest! {
             match op {
                 Op::Write(l) => {
                     let l = l % logical;
-                    if l % 3 == 0 { ftl.write_stream(l, (l % 2) as u32).unwrap(); } else { ftl.write(l).unwrap(); }
+                    if l.is_multiple_of(3) { ftl.write_stream(l, (l % 2) as u32).unwrap(); } else { ftl.write(l).unwrap(); }
                     model.insert(l, ftl.last_tag());
                 }
                 Op::Trim(l) => { let l = l % logical; ftl.trim(l).unwrap(); model.remove(&l); }

@@ -57,7 +57,7 @@ impl Geometry {
         if self.pages_per_block > 65536 {
             return Err(GeometryError::PagesPerBlock(self.pages_per_block));
         }
-        if self.page_bytes % 512 != 0 {
+        if !self.page_bytes.is_multiple_of(512) {
             return Err(GeometryError::PageBytes(self.page_bytes));
         }
         let pages = self.total_pages_u64();

@@ -22,8 +22,10 @@
 //!   their transfers, reads share one tR before theirs;
 //! - die interleaving (`timing.die_interleaving`, on by default): off, all dies of a
 //!   chip share one busy timeline;
-//! - copyback (`timing.copyback`): a GC migration inside one die needs no transfer. Idle-device closed forms: read = command + tR + transfer,
-//! program = command + transfer + tPROG, erase = command + tBERS.
+//! - copyback (`timing.copyback`): a GC migration inside one die needs no transfer.
+//!
+//! Idle-device closed forms: read = command + tR + transfer, program = command +
+//! transfer + tPROG, erase = command + tBERS.
 
 use flashlab_config::TimingSettings;
 use flashlab_ftl::FlashOp;
