@@ -14,6 +14,7 @@ mod error;
 mod nand;
 mod settings;
 mod stats;
+mod store;
 
 pub use error::MtdError;
 pub use nand::{Nand, ReadInfo};

@@ -1,6 +1,7 @@
 //! The simulated NAND device: real bytes, per-sub-page programmed state,
 //! erase counts, seeded faults and power cuts.
 
+use crate::store::BlockStore;
 use crate::{Cause, MtdError, MtdStats, NandSettings};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -19,7 +20,7 @@ const OOB_BIT: u16 = 1 << 15;
 #[derive(Clone)]
 pub struct Nand {
     cfg: NandSettings,
-    data: Vec<u8>,
+    data: BlockStore,
     oob: Vec<u8>,
     programmed: Vec<u16>,
     erase_counts: Vec<u32>,
@@ -36,7 +37,7 @@ impl Nand {
     pub fn new(cfg: NandSettings) -> Self {
         let pages = (cfg.blocks * cfg.pages_per_block) as usize;
         let mut nand = Nand {
-            data: vec![0xFF; cfg.device_bytes() as usize],
+            data: BlockStore::new(cfg.blocks, cfg.block_bytes()),
             oob: vec![0xFF; pages * cfg.oob_bytes as usize],
             programmed: vec![0; pages],
             erase_counts: vec![0; cfg.blocks as usize],
@@ -81,7 +82,7 @@ impl Nand {
 
     /// Bytes of host memory the simulation itself uses.
     pub fn memory_bytes(&self) -> usize {
-        self.data.len() + self.oob.len() + self.programmed.len() * 2 + self.worn.len() * 5
+        self.data.allocated_bytes() + self.oob.len() + self.programmed.len() * 2 + self.worn.len() * 5
     }
 
     /// Arms a power cut: the operation with index `op` (0-based, counting
@@ -107,10 +108,6 @@ impl Nand {
 
     fn oob_index(&self, block: u32, page: u32) -> usize {
         self.page_index(block, page) * self.cfg.oob_bytes as usize
-    }
-
-    fn data_index(&self, block: u32, offs: u32) -> usize {
-        block as usize * self.cfg.block_bytes() as usize + offs as usize
     }
 
     /// Starts one operation: Ok(true) when power is cut during it.
@@ -178,8 +175,7 @@ impl Nand {
             return Err(MtdError::PowerCut);
         }
         self.stats.pages_read.add(cause, 1);
-        let i = self.data_index(block, pos);
-        out.copy_from_slice(&self.data[i..i + out.len()]);
+        self.data.read(block, pos, out);
         let wear = self.wear_factor(block);
         if self.chance(self.cfg.faults.uncorrectable_per_read * wear) {
             self.stats.uncorrectable_reads += 1;
@@ -233,17 +229,16 @@ impl Nand {
         }
         self.stats.pages_programmed.add(cause, 1);
         self.programmed[pi] |= mask;
-        let i = self.data_index(block, pos);
         if cut {
-            self.write_garbage(i, src);
+            self.write_garbage(block, pos, src);
             return Err(MtdError::PowerCut);
         }
         if self.chance(self.cfg.faults.program_fail_per_op) {
             self.stats.program_failures += 1;
-            self.write_garbage(i, src);
+            self.write_garbage(block, pos, src);
             return Err(MtdError::ProgramFailed { block, page });
         }
-        for (d, s) in self.data[i..i + src.len()].iter_mut().zip(src) {
+        for (d, s) in self.data.slice_mut(block, pos, src.len()).iter_mut().zip(src) {
             *d &= *s;
         }
         Ok(())
@@ -251,14 +246,15 @@ impl Nand {
 
     /// A partly programmed range: a random prefix of the new bytes, then
     /// random bits. Never reads back as fully erased unless `src` is.
-    fn write_garbage(&mut self, i: usize, src: &[u8]) {
+    fn write_garbage(&mut self, block: u32, pos: u32, src: &[u8]) {
         let good = self.rng.gen_range(0..src.len());
+        let bytes = self.data.slice_mut(block, pos, src.len());
         for (k, s) in src.iter().enumerate() {
             let v = if k < good { *s } else { self.rng.gen::<u8>() & (*s).max(0x0F) };
-            self.data[i + k] &= v;
+            bytes[k] &= v;
         }
-        if src.iter().any(|b| *b != 0xFF) && self.data[i..i + src.len()].iter().all(|b| *b == 0xFF) {
-            self.data[i + src.len() - 1] = 0x7E;
+        if src.iter().any(|b| *b != 0xFF) && self.data.all_erased(block, pos, src.len()) {
+            self.data.slice_mut(block, pos, src.len())[src.len() - 1] = 0x7E;
         }
     }
 
@@ -287,9 +283,7 @@ impl Nand {
     }
 
     fn fill_erased(&mut self, block: u32) {
-        let bb = self.cfg.block_bytes() as usize;
-        let i = self.data_index(block, 0);
-        self.data[i..i + bb].fill(0xFF);
+        self.data.erase(block);
         let ppb = self.cfg.pages_per_block;
         let o = self.oob_index(block, 0);
         self.oob[o..o + (ppb * self.cfg.oob_bytes) as usize].fill(0xFF);
@@ -314,16 +308,17 @@ impl Nand {
         let pb = self.cfg.page_bytes as usize;
         for page in 0..self.cfg.pages_per_block {
             let pi = self.page_index(block, page);
-            let i = self.data_index(block, page * pb as u32);
+            let pos = page * pb as u32;
             if self.rng.gen_bool(0.5) {
-                self.data[i..i + pb].fill(0xFF);
+                self.data.slice_mut(block, pos, pb).fill(0xFF);
                 self.programmed[pi] = 0;
             } else {
                 let keep = self.rng.gen_range(0..pb);
-                for k in keep..pb {
-                    self.data[i + k] |= self.rng.gen::<u8>();
+                let bytes = self.data.slice_mut(block, pos, pb);
+                for b in &mut bytes[keep..] {
+                    *b |= self.rng.gen::<u8>();
                 }
-                self.data[i] &= 0xFE;
+                bytes[0] &= 0xFE;
                 self.programmed[pi] = 0xFF;
             }
         }
