@@ -37,7 +37,7 @@ impl Nand {
     pub fn new(cfg: NandSettings) -> Self {
         let pages = (cfg.blocks * cfg.pages_per_block) as usize;
         let mut nand = Nand {
-            data: BlockStore::new(cfg.blocks, cfg.block_bytes()),
+            data: BlockStore::new(cfg.blocks, cfg.pages_per_block, cfg.page_bytes),
             oob: vec![0xFF; pages * cfg.oob_bytes as usize],
             programmed: vec![0; pages],
             erase_counts: vec![0; cfg.blocks as usize],
