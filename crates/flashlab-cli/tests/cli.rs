@@ -254,6 +254,8 @@ fn fs_powercut_campaign_reports_zero_loss() {
     );
     let e = fails(&["fs", "powercut", p.to_str().unwrap(), "--set", "flashfs.every_k_op=2"]);
     assert!(e.contains("nearest valid: flashfs.every_k_ops"), "{e}");
+    let e = fails(&["fs", "powercut", p.to_str().unwrap(), "--set", "flashfs.fs.elide_payload=true"]);
+    assert!(e.contains("elide_payload") && e.contains("checks file contents"), "{e}");
 }
 
 #[test]

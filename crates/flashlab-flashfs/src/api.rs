@@ -5,7 +5,8 @@ use crate::error::{Errno, FsError, FsResult};
 use crate::fs::{Fd, Fs};
 use crate::hot::Class;
 use crate::key::{Key, KIND_DATA, KIND_DENT};
-use crate::node::{DataNode, DentNode, InoNode, Loc, Node, HDR};
+use crate::node::{DataNode, DentNode, InoNode, Loc, Node, COMPR_ELIDED, HDR};
+
 use flashlab_ubi::Ubi;
 
 /// Bytes per data block.
@@ -248,11 +249,16 @@ impl Fs {
         let mut block = vec![0u8; BLOCK as usize];
         if let Some(loc) = self.idx_lookup(&Key::data(inum, b)) {
             let Node::Data(d) = self.read_node(loc)? else { return Err(FsError::Corrupt("data node".into())) };
-            let c = Compression::from_code(d.compr).ok_or(FsError::Corrupt("compression".into()))?;
-            let data = decompress(c, &d.payload, d.size as usize).ok_or(FsError::Corrupt("payload".into()))?;
-            let n = data.len().min(BLOCK as usize);
-            block[..n].copy_from_slice(&data[..n]);
+            if d.compr & COMPR_ELIDED != 0 {
+                elided_filler(inum, b, &mut block[..(d.size as usize).min(BLOCK as usize)]);
+            } else {
+                let c = Compression::from_code(d.compr).ok_or(FsError::Corrupt("compression".into()))?;
+                let data = decompress(c, &d.payload, d.size as usize).ok_or(FsError::Corrupt("payload".into()))?;
+                let n = data.len().min(BLOCK as usize);
+                block[..n].copy_from_slice(&data[..n]);
+            }
         }
+
         let valid = size.saturating_sub(b as u64 * BLOCK).min(BLOCK) as usize;
         block[valid..].fill(0);
         Ok(block)
@@ -260,7 +266,12 @@ impl Fs {
 
     fn data_node(&self, inum: u32, b: u32, bytes: &[u8]) -> Node {
         let (c, payload) = compress(self.cfg.compression, bytes);
-        Node::Data(DataNode { inum, block: b, size: bytes.len() as u32, compr: c.code(), payload })
+        let (compr, payload) = if self.cfg.elide_payload {
+            (c.code() | COMPR_ELIDED, vec![0; payload.len()])
+        } else {
+            (c.code(), payload)
+        };
+        Node::Data(DataNode { inum, block: b, size: bytes.len() as u32, compr, payload })
     }
 
     /// Writes `data` at `offset`; returns the bytes written.
@@ -603,5 +614,20 @@ impl Fs {
         r?;
         self.ubi.detach()?;
         Ok(())
+    }
+}
+
+/// What a content-free data node (`elide_payload`) reads as: deterministic,
+/// incompressible bytes, so a partial-block rewrite compresses as it would
+/// with the (incompressible) data of the file benchmarks.
+fn elided_filler(inum: u32, block: u32, out: &mut [u8]) {
+    let mut x = ((inum as u64) << 32 | block as u64) ^ 0x9E37_79B9_7F4A_7C15;
+    for chunk in out.chunks_mut(8) {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        chunk.copy_from_slice(&z.to_le_bytes()[..chunk.len()]);
     }
 }

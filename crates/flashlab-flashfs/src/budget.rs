@@ -5,7 +5,7 @@
 //! system answers ENOSPC up front and never runs out mid-operation.
 
 use crate::error::{Errno, FsResult};
-use crate::fs::{Fs, F_BUD, F_INDEX, GC};
+use crate::fs::{Fs, F_BUD, F_INDEX, GC, HEADS};
 use crate::node::HDR;
 
 impl Fs {
@@ -16,36 +16,56 @@ impl Fs {
 
     /// Empty LEBs to keep for writing the dirty index at commit.
     pub(crate) fn idx_reserve_lebs(&self) -> u32 {
-        let zn = self.tnc.znodes().len() as u32;
-        let dirty = self.tnc.dirty_postorder().len() as u32;
+        let zn = self.tnc.live_count() as u32;
+        let dirty = self.tnc.dirty_count() as u32;
+
         let bytes = (dirty + zn / 4 + 2 * self.tnc.height() as u32 + 8) * self.max_znode_bytes();
         bytes.div_ceil(self.geo.leb_bytes - self.geo.min_io).max(1)
     }
 
     /// Bytes that journal writes can still get (free LEBs, head tails,
-    /// reclaimable dirty space).
+    /// reclaimable dirty space): the table's running total, corrected for
+    /// the few LEBs a head sits on.
     pub(crate) fn reclaimable_bytes(&self) -> u64 {
-        let leb = self.geo.leb_bytes;
-        let io = self.geo.min_io;
-        let mut total = 0u64;
-        for l in self.geo.main_first..self.geo.leb_count {
-            let p = self.lp[l as usize];
-            let head = self.heads.iter().position(|h| h.lnum == Some(l));
-            total += if self.is_empty_leb(l) {
-                leb as u64
-            } else if let Some(h) = head {
-                if h == GC {
-                    0
-                } else {
-                    p.free.saturating_sub(io) as u64
-                }
-            } else if p.flags & (F_BUD | F_INDEX) != 0 {
-                0
-            } else {
-                (p.free + p.dirty).saturating_sub(io) as u64
-            };
+        let mut total = self.lp.total_reclaimable();
+        for l in self.head_lebs() {
+            total = total - self.lp.base_reclaimable(l) + self.leb_reclaimable(l);
         }
         total
+    }
+
+    /// [`Fs::reclaimable_bytes`] by a scan of every LEB (strict checks).
+    pub(crate) fn reclaimable_bytes_scan(&self) -> u64 {
+        (self.geo.main_first..self.geo.leb_count).map(|l| self.leb_reclaimable(l)).sum()
+    }
+
+    /// Distinct LEBs under a journal head or the index head.
+    pub(crate) fn head_lebs(&self) -> impl Iterator<Item = u32> {
+        let mut out = [None; HEADS + 1];
+        for (i, h) in self.heads.iter().chain(std::iter::once(&self.idx_head)).enumerate() {
+            out[i] = h.lnum.filter(|l| self.geo.is_main(*l) && !out[..i].contains(&Some(*l)));
+        }
+        out.into_iter().flatten()
+    }
+
+    /// Bytes journal writes can get from LEB `l`.
+    fn leb_reclaimable(&self, l: u32) -> u64 {
+        let (leb, io) = (self.geo.leb_bytes, self.geo.min_io);
+        let p = self.lp[l as usize];
+        let head = self.heads.iter().position(|h| h.lnum == Some(l));
+        if self.is_empty_leb(l) {
+            leb as u64
+        } else if let Some(h) = head {
+            if h == GC {
+                0
+            } else {
+                p.free.saturating_sub(io) as u64
+            }
+        } else if p.flags & (F_BUD | F_INDEX) != 0 {
+            0
+        } else {
+            (p.free + p.dirty).saturating_sub(io) as u64
+        }
     }
 
     fn reserve_bytes(&self, deletion: bool) -> u64 {

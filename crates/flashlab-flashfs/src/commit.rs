@@ -114,14 +114,14 @@ impl Fs {
         if !fits {
             self.idx_sync()?;
             let l = self.take_empty()?;
-            self.lp[l as usize].flags |= F_INDEX;
+            self.lp.update(l, |p| p.flags |= F_INDEX);
             self.counters.index_lebs_taken += 1;
             self.idx_head = crate::fs::Head { lnum: Some(l), wbuf: Vec::new(), wbuf_offs: 0 };
         }
         let lnum = self.idx_head.lnum.unwrap_or(0);
         let loc = Loc { lnum, offs: self.idx_head.end(), len };
         self.vmap.add(loc);
-        self.lp[lnum as usize].free -= b.len() as u32;
+        self.lp.update(lnum, |p| p.free -= b.len() as u32);
         self.idx_head.wbuf.extend_from_slice(&b);
         let io = self.geo.min_io as usize;
         let full = self.idx_head.wbuf.len() / io * io;
@@ -142,8 +142,11 @@ impl Fs {
         let b = std::mem::take(&mut self.idx_head.wbuf);
         let n = self.write_padded(lnum, self.idx_head.wbuf_offs, b, Cause::Index)?;
         let pad = n - len as u32;
-        self.lp[lnum as usize].free -= pad;
-        self.lp[lnum as usize].dirty += pad;
+        self.lp.update(lnum, |p| {
+            p.free -= pad;
+            p.dirty += pad;
+        });
+
         self.idx_head.wbuf_offs += n;
         Ok(())
     }
@@ -154,8 +157,12 @@ impl Fs {
         let area = self.lpt_area ^ 1;
         let first = self.geo.lpt_first + area * self.geo.lpt_lebs;
         let mut w = AreaWriter::new(first, self.geo.lpt_lebs, Cause::Lpt);
-        let chunks: Vec<Vec<(u32, u32, u8)>> =
-            self.lp.chunks(4).map(|c| c.iter().map(|p: &Lprops| (p.free, p.dirty, p.flags)).collect()).collect();
+        let chunks: Vec<Vec<(u32, u32, u8)>> = self
+            .lp
+            .as_slice()
+            .chunks(4)
+            .map(|c| c.iter().map(|p: &Lprops| (p.free, p.dirty, p.flags)).collect())
+            .collect();
         let mut level: Vec<Loc> = Vec::with_capacity(chunks.len());
         for (i, props) in chunks.into_iter().enumerate() {
             let first = (i * 4) as u32;

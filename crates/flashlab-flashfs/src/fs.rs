@@ -73,7 +73,7 @@ pub struct Fs {
     pub(crate) cfg: FsSettings,
     pub(crate) geo: FsGeo,
     pub(crate) tnc: Tnc,
-    pub(crate) lp: Vec<Lprops>,
+    pub(crate) lp: crate::lprops::LpTable,
     pub(crate) heads: [Head; HEADS],
     pub(crate) idx_head: Head,
     pub(crate) log: LogPos,
@@ -106,7 +106,7 @@ impl Fs {
             ubi,
             vol,
             cfg,
-            lp: vec![Lprops { free: geo.leb_bytes, dirty: 0, flags: 0 }; geo.leb_count as usize],
+            lp: crate::lprops::LpTable::new(geo.leb_count, geo.leb_bytes, geo.min_io, geo.main_first),
             geo,
             tnc: Tnc::new(fanout),
             heads: Default::default(),
@@ -200,8 +200,8 @@ impl Fs {
 
     /// Marks a node's bytes obsolete.
     pub(crate) fn obsolete(&mut self, loc: Loc) {
-        if let Some(p) = self.lp.get_mut(loc.lnum as usize) {
-            p.dirty += loc.aligned_len();
+        if (loc.lnum as usize) < self.lp.len() {
+            self.lp.update(loc.lnum, |p| p.dirty += loc.aligned_len());
             self.vmap.remove(loc);
         }
     }

@@ -39,11 +39,11 @@ impl Fs {
                 break;
             }
             gained += p.free + p.dirty;
-            self.lp[v as usize].flags |= F_TAKEN;
+            self.lp.update(v, |p| p.flags |= F_TAKEN);
             victims.push(v);
             if let Err(e) = self.gc_collect(v) {
                 for v in &victims {
-                    self.lp[*v as usize].flags &= !F_TAKEN;
+                    self.lp.update(*v, |p| p.flags &= !F_TAKEN);
                 }
                 return Err(e);
             }
@@ -56,7 +56,8 @@ impl Fs {
         self.sync_heads()?;
         for v in victims {
             self.unmap(v, Cause::Gc)?;
-            self.lp[v as usize] = Lprops { free: self.geo.leb_bytes, dirty: 0, flags: 0 };
+            self.lp.set(v, Lprops { free: self.geo.leb_bytes, dirty: 0, flags: 0 });
+
             self.vmap.clear_leb(v);
             self.counters.gc_runs += 1;
         }

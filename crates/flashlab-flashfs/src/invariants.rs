@@ -71,9 +71,27 @@ impl Fs {
         Ok(())
     }
 
+    /// The running totals (LEB properties, znode counts) against a recount.
+    fn check_totals(&self) -> FsResult<()> {
+        self.lp.check_totals().map_err(bad)?;
+        let (r, rs) = (self.reclaimable_bytes(), self.reclaimable_bytes_scan());
+        let (e, es) = (self.count_empty(), self.count_empty_scan());
+        if (r, e) != (rs, es) {
+            return Err(bad(format!("reclaimable/empty {r}/{e} but a scan finds {rs}/{es}")));
+        }
+        let counted = (self.tnc.live_count(), self.tnc.dirty_count());
+        let scanned = (self.tnc.znodes().len(), self.tnc.dirty_postorder().len());
+        if counted != scanned {
+            return Err(bad(format!("znodes (live, dirty) {counted:?} but a walk finds {scanned:?}")));
+        }
+        Ok(())
+    }
+
     fn check_lprops(&self) -> FsResult<()> {
+        self.check_totals()?;
         let live = self.live_bytes();
         let leb = self.geo.leb_bytes;
+
         for l in self.geo.main_first..self.geo.leb_count {
             let p = self.lp[l as usize];
             if p.free + p.dirty > leb {

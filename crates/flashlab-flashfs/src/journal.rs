@@ -55,7 +55,7 @@ impl Fs {
             locs.push(loc);
             self.heads[h].wbuf.extend_from_slice(b);
         }
-        self.lp[lnum as usize].free -= total;
+        self.lp.update(lnum, |p| p.free -= total);
         self.head_flush_full(h)?;
         Ok(locs)
     }
@@ -87,8 +87,10 @@ impl Fs {
         let target = target.min(room);
         pad_into(&mut self.heads[h].wbuf, target);
         let pad = (target - len) as u32;
-        self.lp[lnum as usize].free -= pad;
-        self.lp[lnum as usize].dirty += pad;
+        self.lp.update(lnum, |p| {
+            p.free -= pad;
+            p.dirty += pad;
+        });
         self.head_flush_full(h)
     }
 
@@ -110,7 +112,7 @@ impl Fs {
         }
         let lnum = if h == GC { self.take_empty()? } else { self.take_empty_for_head()? };
         self.log_ref(lnum, 0, h as u8)?;
-        self.lp[lnum as usize].flags |= F_BUD;
+        self.lp.update(lnum, |p| p.flags |= F_BUD);
         if self.delayed(h) {
             self.hot.buds.push((lnum, 0, h));
         }
@@ -128,7 +130,7 @@ impl Fs {
     }
 
     pub(crate) fn journal_full(&self) -> bool {
-        self.lp.iter().filter(|p| p.flags & F_BUD != 0).count() as u32 >= self.journal_max_buds()
+        self.lp.total_buds() >= self.journal_max_buds()
     }
 
     /// True when LEB `l` is empty and may be taken.
@@ -141,7 +143,13 @@ impl Fs {
             && self.idx_head.lnum != Some(l)
     }
 
+    /// Empty LEBs: the table's running count less those under a head.
     pub(crate) fn count_empty(&self) -> u32 {
+        self.lp.total_empty() - self.head_lebs().filter(|l| self.lp.props_empty(*l)).count() as u32
+    }
+
+    /// [`Fs::count_empty`] by a scan of every LEB (strict checks).
+    pub(crate) fn count_empty_scan(&self) -> u32 {
         (self.geo.main_first..self.geo.leb_count).filter(|l| self.is_empty_leb(*l)).count() as u32
     }
 
@@ -168,7 +176,8 @@ impl Fs {
             self.sync_heads()?;
             self.ubi.leb_unmap(self.vol, l, Cause::Other)?;
         }
-        self.lp[l as usize] = crate::fs::Lprops { free: self.geo.leb_bytes, dirty: 0, flags: 0 };
+        self.lp.set(l, crate::fs::Lprops { free: self.geo.leb_bytes, dirty: 0, flags: 0 });
+
         self.vmap.clear_leb(l);
         Ok(l)
     }
@@ -232,21 +241,21 @@ impl Fs {
         if keep_hot {
             heads.extend(self.hot_bud_lebs());
         }
-        for (l, p) in self.lp.iter_mut().enumerate() {
-            if !heads.contains(&(l as u32)) {
+        self.lp.update_all(|l, p| {
+            if !heads.contains(&l) {
                 p.flags &= !F_BUD;
             }
-        }
+        });
     }
 
     /// Drops the index flag of LEBs that became empty.
     pub(crate) fn clear_empty_index_flags(&mut self) {
         let leb = self.geo.leb_bytes;
         let ih = self.idx_head.lnum;
-        for (l, p) in self.lp.iter_mut().enumerate() {
-            if p.free + p.dirty == leb && Some(l as u32) != ih {
+        self.lp.update_all(|l, p| {
+            if p.free + p.dirty == leb && Some(l) != ih {
                 p.flags &= !F_INDEX;
             }
-        }
+        });
     }
 }

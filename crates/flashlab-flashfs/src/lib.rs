@@ -29,6 +29,8 @@ pub mod jffs2;
 mod journal;
 mod key;
 mod layout;
+mod lprops;
+
 pub mod model;
 mod mount;
 mod node;

@@ -128,7 +128,7 @@ impl Fs {
         self.cfg.fanout = sb.fanout;
         self.cfg.log_lebs = sb.log_lebs;
         self.tnc = crate::tnc::Tnc::new(sb.fanout as usize);
-        self.lp = vec![Lprops { free: geo.leb_bytes, dirty: 0, flags: 0 }; geo.leb_count as usize];
+        self.lp = crate::lprops::LpTable::new(geo.leb_count, geo.leb_bytes, geo.min_io, geo.main_first);
         self.vmap = crate::vmap::PageMap::new(geo.leb_count, geo.leb_bytes, geo.min_io);
         Ok(())
     }
@@ -169,8 +169,9 @@ impl Fs {
                 Node::Lpt(LptNode::Nnode { children }) => stack.extend(children),
                 Node::Lpt(LptNode::Pnode { first, props, .. }) => {
                     for (i, (free, dirty, flags)) in props.into_iter().enumerate() {
-                        if let Some(p) = self.lp.get_mut(first as usize + i) {
-                            *p = Lprops { free: free.min(self.geo.leb_bytes), dirty, flags };
+                        let l = first + i as u32;
+                        if (l as usize) < self.lp.len() {
+                            self.lp.set(l, Lprops { free: free.min(self.geo.leb_bytes), dirty, flags });
                         }
                     }
                 }
@@ -243,9 +244,10 @@ impl Fs {
             || self.ubi.leb_read(self.vol, lnum, offs, &mut tail, Cause::Mount).is_err()
             || tail.iter().any(|b| *b != 0xFF)
         {
-            let lp = &mut self.lp[lnum as usize];
-            lp.dirty += lp.free;
-            lp.free = 0;
+            self.lp.update(lnum, |lp| {
+                lp.dirty += lp.free;
+                lp.free = 0;
+            });
             return;
         }
         self.idx_head = crate::fs::Head { lnum: Some(lnum), wbuf: Vec::new(), wbuf_offs: offs };
@@ -255,12 +257,13 @@ impl Fs {
     pub(crate) fn recompute_dirty(&mut self) {
         let live = self.live_bytes();
         for l in self.geo.main_first..self.geo.leb_count {
-            let p = &mut self.lp[l as usize];
-            let written = self.geo.leb_bytes - p.free;
-            p.dirty = written.saturating_sub(live[l as usize]);
-            if p.flags & F_BUD == 0 && live[l as usize] == 0 {
-                p.flags &= !F_INDEX;
-            }
+            let (leb, live) = (self.geo.leb_bytes, live[l as usize]);
+            self.lp.update(l, |p| {
+                p.dirty = (leb - p.free).saturating_sub(live);
+                if p.flags & F_BUD == 0 && live == 0 {
+                    p.flags &= !F_INDEX;
+                }
+            });
         }
         self.rebuild_vmap();
     }

@@ -24,7 +24,12 @@ pub const T_CS: u8 = 9;
 pub const T_ORPH: u8 = 10;
 pub const T_LPT: u8 = 11;
 
+/// Flag in a data node's compression byte: the payload was written as
+/// zeros (`elide_payload`); only its length is meaningful.
+pub const COMPR_ELIDED: u8 = 0x80;
+
 pub const G_NONE: u8 = 0;
+
 pub const G_IN: u8 = 1;
 pub const G_LAST: u8 = 2;
 

@@ -59,6 +59,9 @@ impl CampaignSettings {
         self.flash.validate()?;
         self.ubi.validate()?;
         self.fs.validate()?;
+        if self.fs.elide_payload {
+            return Err(SettingsError::new("fs.elide_payload", "must be false: the campaign checks file contents"));
+        }
         if self.every_k_ops == 0 {
             return Err(SettingsError::new("every_k_ops", "must be at least 1"));
         }

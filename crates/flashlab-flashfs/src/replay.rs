@@ -96,9 +96,7 @@ impl Fs {
 
     /// Replays the journal; returns true if it held any bud.
     pub(crate) fn replay(&mut self, m: &MstNode) -> FsResult<bool> {
-        for p in self.lp.iter_mut() {
-            p.flags &= !F_BUD;
-        }
+        self.lp.update_all(|_, p| p.flags &= !F_BUD);
         let (buds, last_log, used) = self.read_log(m)?;
         self.log = crate::fs::LogPos { first: m.log_lnum, lnum: last_log, offs: self.geo.leb_bytes, used };
         let mut nodes: Vec<(u64, Node, Loc)> = Vec::new();
@@ -136,11 +134,13 @@ impl Fs {
             }
         }
         let io = self.geo.min_io;
-        let p = &mut self.lp[b.lnum as usize];
-        p.flags |= F_BUD;
         let written = if clean { (end as u32).next_multiple_of(io) } else { self.geo.leb_bytes };
         let scanned = self.geo.leb_bytes - written.min(self.geo.leb_bytes);
-        p.free = if b.offs == 0 { scanned } else { p.free.min(scanned) };
+        self.lp.update(b.lnum, |p| {
+            p.flags |= F_BUD;
+            p.free = if b.offs == 0 { scanned } else { p.free.min(scanned) };
+        });
+
         Ok(())
     }
 

@@ -56,6 +56,13 @@ pub struct FsSettings {
     pub hot_identifier: IdentifierSpec,
     /// Seed of the identifier's hash functions.
     pub hot_identifier_seed: u64,
+    /// Content-free data: data nodes keep their headers, sizes and
+    /// compressed lengths (compression still runs on the real bytes), but
+    /// their payload is written as zeros, which the simulated flash does not
+    /// store. Flash behaviour (pages, erases, GC) is unchanged; memory no
+    /// longer grows with the data on flash; file reads return zeros. For
+    /// long benchmarks only. Default false.
+    pub elide_payload: bool,
 }
 
 impl Default for FsSettings {
@@ -73,6 +80,7 @@ impl Default for FsSettings {
             lpt_validity_bitmap: false,
             hot_identifier: IdentifierSpec::default(),
             hot_identifier_seed: 0,
+            elide_payload: false,
         }
     }
 }

@@ -33,11 +33,33 @@ pub struct Tnc {
     fanout: usize,
     /// Committed znode copies made obsolete since the last commit.
     pub pending_obsolete: Vec<Loc>,
+    /// Live znodes, and the dirty ones among them.
+    live: usize,
+    dirty: usize,
 }
 
 impl Tnc {
     pub fn new(fanout: usize) -> Tnc {
-        Tnc { nodes: Vec::new(), free: Vec::new(), root: None, fanout: fanout.max(3), pending_obsolete: Vec::new() }
+        Tnc {
+            nodes: Vec::new(),
+            free: Vec::new(),
+            root: None,
+            fanout: fanout.max(3),
+            pending_obsolete: Vec::new(),
+            live: 0,
+            dirty: 0,
+        }
+    }
+
+    /// Live znodes (as `znodes().len()`, in O(1)).
+    pub fn live_count(&self) -> usize {
+        self.live
+    }
+
+    /// Dirty znodes (as `dirty_postorder().len()`, in O(1): a dirty znode's
+    /// ancestors are dirty too).
+    pub fn dirty_count(&self) -> usize {
+        self.dirty
     }
 
     pub fn root(&self) -> Option<usize> {
@@ -57,6 +79,8 @@ impl Tnc {
     }
 
     pub fn alloc(&mut self, z: Znode) -> usize {
+        self.live += 1;
+        self.dirty += z.dirty as usize;
         if let Some(i) = self.free.pop() {
             self.nodes[i] = Some(z);
             i
@@ -68,6 +92,8 @@ impl Tnc {
 
     fn release(&mut self, i: usize) {
         if let Some(z) = self.nodes[i].take() {
+            self.live -= 1;
+            self.dirty -= z.dirty as usize;
             if let Some(l) = z.loc {
                 self.pending_obsolete.push(l);
             }
@@ -83,6 +109,7 @@ impl Tnc {
             if let Some(l) = z.loc.take() {
                 self.pending_obsolete.push(l);
             }
+            self.dirty += 1;
         }
     }
 
@@ -305,8 +332,9 @@ impl Tnc {
 
     pub fn set_written(&mut self, n: usize, loc: Loc) {
         let z = self.node_mut(n);
-        z.dirty = false;
+        let was = std::mem::replace(&mut z.dirty, false);
         z.loc = Some(loc);
+        self.dirty -= was as usize;
     }
 
     /// Dirties every znode whose committed copy is in `lebs`, and their
@@ -394,6 +422,7 @@ mod tests {
             assert_eq!(t.range(&lo, &hi), want);
             let all = t.range(&Key::first(0, 0), &Key::first(u32::MAX, 7));
             assert_eq!(all.len(), m.len());
+            assert_eq!((t.live_count(), t.dirty_count()), (t.znodes().len(), t.dirty_postorder().len()));
         }
     }
 
@@ -407,7 +436,9 @@ mod tests {
             t.set_written(n, loc(9999));
         }
         assert!(t.dirty_postorder().is_empty());
+        assert_eq!(t.dirty_count(), 0);
         t.insert(&Key::data(1, 77), loc(5));
         assert_eq!(t.dirty_postorder().len(), t.height(), "one path from leaf to root");
+        assert_eq!(t.dirty_count(), t.height());
     }
 }

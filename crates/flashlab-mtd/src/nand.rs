@@ -241,6 +241,7 @@ impl Nand {
         for (d, s) in self.data.slice_mut(block, pos, src.len()).iter_mut().zip(src) {
             *d &= *s;
         }
+        self.data.compact(block, pos);
         Ok(())
     }
 

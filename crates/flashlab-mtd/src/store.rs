@@ -1,6 +1,16 @@
 //! Lazily allocated page contents: a page's bytes exist only once something was
 //! programmed into it, and an erase drops its block's pages. Unallocated bytes read as 0xFF, so a
 //! large device costs memory only for the data actually on it.
+//!
+//! A programmed page whose zero runs make up a good part of it is kept
+//! sparse: only its other bytes are stored, as segments `offset u32 |
+//! length u32 | bytes`, and the runs of at least [`MIN_ZERO_RUN`] zeros
+//! between them read back as zeros. The bytes read are exactly those
+//! programmed; only the memory differs. (flashfs's `elide_payload` writes data
+//! payloads as zeros so that a long simulation's memory stays flat.)
+
+/// Shortest zero run a sparse page leaves out.
+pub(crate) const MIN_ZERO_RUN: usize = 64;
 
 #[derive(Clone)]
 pub(crate) struct BlockStore {
@@ -8,7 +18,75 @@ pub(crate) struct BlockStore {
     pages_per_block: usize,
     /// One slot per page: a page's bytes exist once something was programmed into it.
     pages: Vec<Option<Box<[u8]>>>,
+    /// Whether a slot holds sparse segments rather than the page's bytes.
+    sparse: Vec<bool>,
     allocated: usize,
+}
+
+/// Zero runs of at least [`MIN_ZERO_RUN`] bytes in `page`, as (start, end).
+fn zero_runs(page: &[u8]) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < page.len() {
+        if page[i] != 0 {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < page.len() && page[i] == 0 {
+            i += 1;
+        }
+        if i - start >= MIN_ZERO_RUN {
+            runs.push((start, i));
+        }
+    }
+    runs
+}
+
+/// The sparse form of `page` (segments between the zero runs), if it is at
+/// most half the page's size.
+fn encode_sparse(page: &[u8]) -> Option<Box<[u8]>> {
+    // A quick count (vectorised) rejects most pages before the run scan.
+    if page.iter().filter(|b| **b == 0).count() < page.len() / 2 {
+        return None;
+    }
+    let runs = zero_runs(page);
+
+    let zeros: usize = runs.iter().map(|(a, b)| b - a).sum();
+    if zeros < page.len() / 2 + 8 * (runs.len() + 1) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(page.len() - zeros + 8 * (runs.len() + 1));
+    let seg = |from: usize, to: usize, out: &mut Vec<u8>| {
+        if to > from {
+            out.extend_from_slice(&(from as u32).to_le_bytes());
+            out.extend_from_slice(&((to - from) as u32).to_le_bytes());
+            out.extend_from_slice(&page[from..to]);
+        }
+    };
+    let mut at = 0;
+    for (a, b) in runs {
+        seg(at, a, &mut out);
+        at = b;
+    }
+    seg(at, page.len(), &mut out);
+    Some(out.into_boxed_slice())
+}
+
+/// Copies bytes `off .. off + out.len()` of a sparse page into `out`.
+fn read_sparse(enc: &[u8], off: usize, out: &mut [u8]) {
+    out.fill(0);
+    let end = off + out.len();
+    let mut i = 0;
+    while i + 8 <= enc.len() {
+        let from = u32::from_le_bytes(enc[i..i + 4].try_into().expect("4 bytes")) as usize;
+        let len = u32::from_le_bytes(enc[i + 4..i + 8].try_into().expect("4 bytes")) as usize;
+        let (a, b) = (from.max(off), (from + len).min(end));
+        if a < b {
+            out[a - off..b - off].copy_from_slice(&enc[i + 8 + a - from..i + 8 + b - from]);
+        }
+        i += 8 + len;
+    }
 }
 
 impl BlockStore {
@@ -18,6 +96,7 @@ impl BlockStore {
             page_bytes: page_bytes as usize,
             pages_per_block: pages_per_block as usize,
             pages: vec![None; pages],
+            sparse: vec![false; pages],
             allocated: 0,
         }
     }
@@ -36,6 +115,7 @@ impl BlockStore {
             let (slot, off) = self.locate(block, pos + done as u32);
             let n = (self.page_bytes - off).min(out.len() - done);
             match &self.pages[slot] {
+                Some(enc) if self.sparse[slot] => read_sparse(enc, off, &mut out[done..done + n]),
                 Some(pg) => out[done..done + n].copy_from_slice(&pg[off..off + n]),
                 None => out[done..done + n].fill(0xFF),
             }
@@ -50,32 +130,51 @@ impl BlockStore {
         buf.iter().all(|&x| x == 0xFF)
     }
 
+    fn set_slot(&mut self, slot: usize, bytes: Option<Box<[u8]>>, sparse: bool) {
+        let old = std::mem::replace(&mut self.pages[slot], bytes);
+        self.allocated -= old.map_or(0, |b| b.len());
+        self.allocated += self.pages[slot].as_ref().map_or(0, |b| b.len());
+        self.sparse[slot] = sparse;
+    }
+
     /// Mutable bytes `pos .. pos + len` of `block`, which must lie in one page;
-    /// allocates the page (erased) if needed.
+    /// allocates the page (erased) or expands a sparse one if needed.
     pub fn slice_mut(&mut self, block: u32, pos: u32, len: usize) -> &mut [u8] {
         let (slot, off) = self.locate(block, pos);
         assert!(off + len <= self.page_bytes, "store: range crosses a page boundary");
-        let page = &mut self.pages[slot];
-        if page.is_none() {
-            *page = Some(vec![0xFF; self.page_bytes].into_boxed_slice());
-            self.allocated += self.page_bytes;
+        if self.pages[slot].is_none() || self.sparse[slot] {
+            let mut page = vec![0xFF; self.page_bytes].into_boxed_slice();
+            if self.pages[slot].is_some() {
+                self.read(block, pos - off as u32, &mut page);
+            }
+            self.set_slot(slot, Some(page), false);
         }
-        &mut page.as_mut().expect("allocated above")[off..off + len]
+        &mut self.pages[slot].as_mut().expect("allocated above")[off..off + len]
+    }
+
+    /// Keeps the page holding byte `pos` of `block` sparse if its zero runs
+    /// make that at most half its size (after a program).
+    pub fn compact(&mut self, block: u32, pos: u32) {
+        let (slot, _) = self.locate(block, pos);
+        if self.sparse[slot] {
+            return;
+        }
+        if let Some(enc) = self.pages[slot].as_deref().and_then(encode_sparse) {
+            self.set_slot(slot, Some(enc), true);
+        }
     }
 
     /// Erase a block: its pages are dropped and read as 0xFF again.
     pub fn erase(&mut self, block: u32) {
         let first = block as usize * self.pages_per_block;
-        for page in &mut self.pages[first..first + self.pages_per_block] {
-            if page.take().is_some() {
-                self.allocated -= self.page_bytes;
-            }
+        for slot in first..first + self.pages_per_block {
+            self.set_slot(slot, None, false);
         }
     }
 
     /// Bytes of page contents currently held, plus the slot table.
     pub fn allocated_bytes(&self) -> usize {
-        self.allocated + self.pages.len() * std::mem::size_of::<Option<Box<[u8]>>>()
+        self.allocated + self.pages.len() * (std::mem::size_of::<Option<Box<[u8]>>>() + 1)
     }
 }
 
@@ -104,5 +203,47 @@ mod tests {
         assert_eq!(s.allocated_bytes(), base);
         s.read(7, 2048, &mut out);
         assert_eq!(out, [0xFF; 4]);
+    }
+
+    #[test]
+    fn sparse_pages_read_back_exactly_and_hold_less() {
+        let mut s = BlockStore::new(4, 4, 2048);
+        let base = s.allocated_bytes();
+        // A node header, a zero payload, another header, then erased bytes.
+        let mut page = vec![0u8; 2048];
+        page[..40].fill(0xA5);
+        page[1000..1030].fill(0x3C);
+        page[1100] = 7;
+        page[1500..].fill(0xFF);
+        s.slice_mut(1, 2048, 2048).copy_from_slice(&page);
+        s.compact(1, 2048);
+        assert!(s.sparse[5] && s.allocated_bytes() - base < 700, "held {}", s.allocated_bytes() - base);
+        let mut back = vec![0u8; 2048];
+        s.read(1, 2048, &mut back);
+        assert_eq!(back, page);
+        for (from, len) in [(0usize, 40usize), (30, 1000), (1020, 90), (1499, 2), (2047, 1)] {
+            let mut part = vec![0u8; len];
+            s.read(1, 2048 + from as u32, &mut part);
+            assert_eq!(part, page[from..from + len], "bytes {from}..+{len}");
+        }
+        // Programming into a sparse page expands it first.
+        s.slice_mut(1, 2048 + 1800, 8).copy_from_slice(&[1; 8]);
+        page[1800..1808].fill(1);
+        s.read(1, 2048, &mut back);
+        assert_eq!(back, page);
+        // Random bytes stay dense.
+        let mut x = 1u32;
+        let noise: Vec<u8> = (0..2048)
+            .map(|_| {
+                x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+                (x >> 24) as u8 | 1
+            })
+            .collect();
+        s.slice_mut(2, 0, 2048).copy_from_slice(&noise);
+        s.compact(2, 0);
+        assert!(!s.sparse[8]);
+        s.erase(1);
+        s.erase(2);
+        assert_eq!(s.allocated_bytes(), base);
     }
 }

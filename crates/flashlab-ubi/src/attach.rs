@@ -55,7 +55,7 @@ impl Ubi {
         let mut bad = 0;
         for p in 0..self.geo.pebs {
             if self.nand.is_bad(p)? {
-                self.pebs[p as usize] = Peb::Bad;
+                self.pebs.set(p, Peb::Bad);
                 bad += 1;
                 continue;
             }
@@ -68,7 +68,7 @@ impl Ubi {
                 Err(MtdError::PowerCut) => return Err(MtdError::PowerCut.into()),
                 Err(_) => 0,
             };
-            self.ec[p as usize] = ec;
+            self.pebs.set_ec(p, ec);
             self.erase_peb(p, Cause::Mount)?;
         }
         self.set_bad_reserve(bad);
@@ -198,21 +198,21 @@ impl Ubi {
             let p = p as u32;
             match *s {
                 Seen::Bad => {
-                    self.pebs[p as usize] = Peb::Bad;
+                    self.pebs.set(p, Peb::Bad);
                     bad += 1;
                 }
                 Seen::Erase { ec } => {
-                    self.ec[p as usize] = ec.unwrap_or(mean);
-                    self.pebs[p as usize] = Peb::Pending;
+                    self.pebs.set_ec(p, ec.unwrap_or(mean));
+                    self.pebs.set(p, Peb::Pending);
                     to_erase.push(p);
                 }
                 Seen::Free { ec } => {
-                    self.ec[p as usize] = ec;
-                    self.pebs[p as usize] = Peb::Free;
+                    self.pebs.set_ec(p, ec);
+                    self.pebs.set(p, Peb::Free);
                 }
                 Seen::Used { ec, vid, verified } => {
-                    self.ec[p as usize] = ec;
-                    self.pebs[p as usize] = Peb::Pending;
+                    self.pebs.set_ec(p, ec);
+                    self.pebs.set(p, Peb::Pending);
                     self.sqnum = self.sqnum.max(vid.sqnum + 1);
                     groups.entry((vid.vol_id, vid.lnum)).or_default().push((p, vid, verified));
                 }
@@ -224,7 +224,7 @@ impl Ubi {
         // Final states first: anything below may write (volume-table
         // repair, scrubbing, a fastmap when the pool runs dry).
         for (&(vol, lnum), &(p, sqnum)) in &best {
-            self.pebs[p as usize] = Peb::Used { vol, lnum, sqnum };
+            self.pebs.set(p, Peb::Used { vol, lnum, sqnum });
         }
         for p in to_erase {
             self.erase_peb(p, Cause::Mount)?;
@@ -245,7 +245,7 @@ impl Ubi {
         anchors.sort_by_key(|a| a.1.sqnum);
         for (p, vid, _) in anchors {
             if Some(p) == keep {
-                self.pebs[p as usize] = Peb::Anchor { sqnum: vid.sqnum };
+                self.pebs.set(p, Peb::Anchor { sqnum: vid.sqnum });
             } else {
                 self.erase_peb(p, Cause::Mount)?;
             }

@@ -68,7 +68,7 @@ impl Ubi {
                 Peb::Bad => (S_BAD, 0, 0, 0),
                 Peb::Anchor { .. } => (S_SCAN, 0, 0, 0),
             };
-            b.extend_from_slice(&(self.ec[p] as u32).to_be_bytes());
+            b.extend_from_slice(&(self.pebs.ec(p) as u32).to_be_bytes());
             b.push(s);
             b.push(vol);
             b.extend_from_slice(&lnum.to_be_bytes());
@@ -108,15 +108,17 @@ impl Ubi {
     /// Writes a new fastmap with a new pool; erases the previous anchor.
     /// Disables fastmap (erasing anchors) if it cannot be written.
     pub(crate) fn write_fastmap(&mut self) -> Result<(), UbiError> {
-        for st in self.pebs.iter_mut() {
+        self.pebs.update_all(|_, st| {
             if *st == Peb::Pending {
                 *st = Peb::Free;
             }
-        }
+        });
+
         for _ in 0..3 {
             let area = self.anchor_area();
-            let Some(anchor) =
-                (0..area).filter(|p| self.pebs[*p as usize] == Peb::Free).min_by_key(|p| (self.ec[*p as usize], *p))
+            let Some(anchor) = (0..area)
+                .filter(|p| self.pebs[*p as usize] == Peb::Free)
+                .min_by_key(|p| (self.pebs.ec(*p as usize), *p))
             else {
                 return self.disable_fastmap();
             };
@@ -139,7 +141,7 @@ impl Ubi {
         let area = self.anchor_area();
         let mut free: Vec<u32> =
             (0..self.geo.pebs).filter(|p| *p != anchor && self.pebs[*p as usize] == Peb::Free).collect();
-        free.sort_by_key(|p| (*p < area, self.ec[*p as usize], *p));
+        free.sort_by_key(|p| (*p < area, self.pebs.ec(*p as usize), *p));
         free.truncate(self.pool_size());
         free
     }
@@ -156,14 +158,14 @@ impl Ubi {
             data_size: blob.len() as u32,
             data_crc: crc32fast::hash(blob),
         };
-        self.pebs[p as usize] = Peb::Pending;
+        self.pebs.set(p, Peb::Pending);
         let mut r = self.write_vid_hdr(p, &vid);
         if r.is_ok() {
             r = self.nand.program(p, self.geo.data_offset, &padded, Cause::Fastmap);
         }
         match r {
             Ok(()) => {
-                self.pebs[p as usize] = Peb::Anchor { sqnum };
+                self.pebs.set(p, Peb::Anchor { sqnum });
                 Ok(true)
             }
             Err(MtdError::ProgramFailed { .. }) | Err(MtdError::BadBlock(_)) => {

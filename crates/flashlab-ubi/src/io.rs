@@ -107,7 +107,7 @@ impl Ubi {
     }
 
     pub(crate) fn install(&mut self, vol: u32, lnum: u32, p: u32, sqnum: u64) -> Result<(), UbiError> {
-        self.pebs[p as usize] = Peb::Used { vol, lnum, sqnum };
+        self.pebs.set(p, Peb::Used { vol, lnum, sqnum });
         self.set_eba(vol, lnum, Some(p))?;
         let until = self.erase_seq + self.cfg.protection_erases;
         self.prot.push_back((p, until));

@@ -16,6 +16,8 @@ mod error;
 mod fastmap;
 mod headers;
 mod io;
+mod pebs;
+
 mod settings;
 mod stats;
 mod ubi;

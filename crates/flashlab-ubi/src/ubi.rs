@@ -85,8 +85,8 @@ pub struct Ubi {
     pub(crate) nand: Nand,
     pub(crate) cfg: UbiSettings,
     pub(crate) geo: Geometry,
-    pub(crate) pebs: Vec<Peb>,
-    pub(crate) ec: Vec<u64>,
+    /// PEB states and erase counters.
+    pub(crate) pebs: crate::pebs::PebTable,
     pub(crate) vols: BTreeMap<u32, Volume>,
     pub(crate) sqnum: u64,
     pub(crate) pool: VecDeque<u32>,
@@ -108,8 +108,7 @@ impl Ubi {
             nand,
             cfg,
             geo,
-            pebs: vec![Peb::Free; n],
-            ec: vec![0; n],
+            pebs: crate::pebs::PebTable::new(n),
             vols: BTreeMap::new(),
             sqnum: 1,
             pool: VecDeque::new(),
@@ -170,14 +169,13 @@ impl Ubi {
 
     /// Per-PEB erase counters as UBI knows them (bad PEBs excluded).
     pub fn erase_counters(&self) -> Vec<u64> {
-        (0..self.pebs.len()).filter(|p| self.pebs[*p] != Peb::Bad).map(|p| self.ec[p]).collect()
+        (0..self.pebs.len()).filter(|p| self.pebs[*p] != Peb::Bad).map(|p| self.pebs.ec(p)).collect()
     }
 
     /// Host memory held by UBI's tables (the simulated kernel footprint).
     pub fn memory_bytes(&self) -> usize {
-        let per_peb = std::mem::size_of::<Peb>() + 8;
         let eba: usize = self.vols.values().map(|v| v.eba.len() * 8).sum();
-        self.pebs.len() * per_peb + eba + self.pool.len() * 4
+        self.pebs.memory_bytes() + eba + self.pool.len() * 4
     }
 
     pub(crate) fn next_sqnum(&mut self) -> u64 {
@@ -227,7 +225,9 @@ impl Ubi {
     /// Checks UBI's tables: every mapped LEB's PEB is `Used` by that LEB,
     /// no PEB is mapped twice, pool PEBs are free, at most one anchor.
     pub fn check_consistency(&self) -> Result<(), String> {
+        self.pebs.check()?;
         let mut seen = std::collections::HashSet::new();
+
         for (id, v) in &self.vols {
             for (l, p) in v.eba.iter().enumerate() {
                 let Some(p) = p else { continue };

@@ -2,7 +2,7 @@
 //! scrubbing, torture testing and bad-block handling.
 
 use crate::io::trimmed_len;
-use crate::ubi::{Peb, Ubi, FASTMAP_VOL};
+use crate::ubi::{Peb, Ubi};
 use crate::UbiError;
 use flashlab_mtd::{Cause, MtdError};
 
@@ -22,12 +22,12 @@ impl Ubi {
     }
 
     fn lowest_free(&self) -> Option<u32> {
-        (0..self.pebs.len()).filter(|p| self.pebs[*p] == Peb::Free).min_by_key(|p| (self.ec[*p], *p)).map(|p| p as u32)
+        self.pebs.lowest_free()
     }
 
     /// Returns a PEB that is no longer needed: erase it, then maybe level wear.
     pub(crate) fn put_peb(&mut self, p: u32, cause: Cause) -> Result<(), UbiError> {
-        self.pebs[p as usize] = Peb::Pending;
+        self.pebs.set(p, Peb::Pending);
         self.erase_peb(p, cause)?;
         self.wl_check()
     }
@@ -40,13 +40,13 @@ impl Ubi {
             Err(MtdError::EraseFailed(_)) | Err(MtdError::BadBlock(_)) => return self.mark_bad(p),
             Err(e) => return Err(e.into()),
         }
-        self.ec[p as usize] += 1;
+        self.pebs.set_ec(p, self.pebs.ec(p as usize) + 1);
         self.erase_seq += 1;
         self.stats.peb_erases += 1;
-        let ec = self.ec[p as usize];
+        let ec = self.pebs.ec(p as usize);
         match self.write_ec_hdr(p, ec) {
             Ok(()) => {
-                self.pebs[p as usize] = if self.fm_active { Peb::Pending } else { Peb::Free };
+                self.pebs.set(p, if self.fm_active { Peb::Pending } else { Peb::Free });
                 Ok(())
             }
             Err(MtdError::ProgramFailed { .. }) => self.retire(p),
@@ -59,7 +59,7 @@ impl Ubi {
         self.pool.retain(|q| *q != p);
         self.prot.retain(|(q, _)| *q != p);
         self.nand.mark_bad(p)?;
-        self.pebs[p as usize] = Peb::Bad;
+        self.pebs.set(p, Peb::Bad);
         self.stats.bad_pebs_marked += 1;
         if self.bad_reserve > 0 {
             self.bad_reserve -= 1;
@@ -72,7 +72,7 @@ impl Ubi {
     /// A PEB that failed a program: torture it, then reuse or mark bad.
     pub(crate) fn retire(&mut self, p: u32) -> Result<(), UbiError> {
         self.pool.retain(|q| *q != p);
-        self.pebs[p as usize] = Peb::Pending;
+        self.pebs.set(p, Peb::Pending);
         self.stats.tortures += 1;
         if self.torture(p)? {
             self.erase_peb(p, Cause::Other)
@@ -86,7 +86,7 @@ impl Ubi {
         let n = self.geo.peb_bytes as usize;
         for pat in [0xA5u8, 0x5A, 0x00] {
             match self.nand.erase(p, Cause::Other) {
-                Ok(()) => self.ec[p as usize] += 1,
+                Ok(()) => self.pebs.set_ec(p, self.pebs.ec(p as usize) + 1),
                 Err(MtdError::PowerCut) => return Err(MtdError::PowerCut.into()),
                 Err(_) => return Ok(false),
             }
@@ -115,19 +115,15 @@ impl Ubi {
     }
 
     fn coldest_used(&self) -> Option<u32> {
-        (0..self.pebs.len() as u32)
-            .filter(|p| matches!(self.pebs[*p as usize], Peb::Used { vol, .. } if vol != FASTMAP_VOL))
-            .filter(|p| !self.is_protected(*p))
-            .min_by_key(|p| (self.ec[*p as usize], *p))
+        self.pebs.coldest_used(|p| self.is_protected(p))
     }
 
     fn hottest_free(&self) -> Option<u32> {
-        let cands: Vec<u32> = if self.fm_active {
-            self.pool.iter().copied().collect()
+        if self.fm_active {
+            self.pool.iter().copied().max_by_key(|p| (self.pebs.ec(*p as usize), *p))
         } else {
-            (0..self.pebs.len() as u32).filter(|p| self.pebs[*p as usize] == Peb::Free).collect()
-        };
-        cands.into_iter().max_by_key(|p| (self.ec[*p as usize], *p))
+            self.pebs.highest_free()
+        }
     }
 
     /// Wear levelling: when the hottest free PEB's EC exceeds the coldest
@@ -140,7 +136,7 @@ impl Ubi {
         let (Some(e1), Some(e2)) = (self.coldest_used(), self.hottest_free()) else {
             return Ok(());
         };
-        if self.ec[e2 as usize] < self.ec[e1 as usize] + self.cfg.wl_threshold_erases {
+        if self.pebs.ec(e2 as usize) < self.pebs.ec(e1 as usize) + self.cfg.wl_threshold_erases {
             return Ok(());
         }
         self.in_wl = true;

@@ -54,6 +54,9 @@ pub struct RunResult {
     pub iops_slc: f64,
     /// (MiB written by the workload, pages programmed since its start).
     pub samples: Vec<(f64, f64)>,
+    /// Host memory of the simulation at the end of the run: file-system and
+    /// UBI tables plus the simulated flash's stored contents.
+    pub sim_memory_bytes: u64,
 }
 
 fn fs_err(phase: &'static str) -> impl Fn(FsError) -> BenchError {
@@ -131,7 +134,9 @@ pub fn run_point(p: &PointSpec) -> Result<RunResult, BenchError> {
     eng.fs.sync().map_err(fs_err("sync"))?;
     let ops = eng.c.clone();
     let s1 = fs.stats();
-    Ok(result(p, capacity, prefill_bytes, ops, &s0, &s1, samples))
+    let mut r = result(p, capacity, prefill_bytes, ops, &s0, &s1, samples);
+    r.sim_memory_bytes = (fs.memory_bytes() + fs.ubi().nand().memory_bytes()) as u64;
+    Ok(r)
 }
 
 fn result(
@@ -173,5 +178,6 @@ fn result(
         iops_slc: iops(t_s),
         samples,
         ops: ops.clone(),
+        sim_memory_bytes: 0,
     }
 }

@@ -57,3 +57,51 @@ fn workloads_run_alone() {
         assert!(r.ops.bytes_written >= 2 << 20 || r.ops.enospc > 0, "{kind:?} {r:?}");
     }
 }
+
+/// `elide_payload` keeps every flash counter of every workload and
+/// configuration (the benchmarks write incompressible data) and holds far
+/// less memory.
+#[test]
+fn elided_payload_changes_memory_only() {
+    let mut plan = Plan::sized(16, vec![85], true);
+    plan.fileserver_fraction = 0.5;
+    let mut points = plan.points();
+    points.retain(|p| p.config == "baseline" || p.config == "optimised");
+    assert_eq!(points.len(), 6);
+    for p in points {
+        let mut stored = p.clone();
+        stored.fs.elide_payload = false;
+        let mut elided = p.clone();
+        elided.fs.elide_payload = true;
+        let (mut a, mut b) = (run_point(&stored).unwrap(), run_point(&elided).unwrap());
+        let (ma, mb) = (a.sim_memory_bytes, b.sim_memory_bytes);
+        (a.sim_memory_bytes, b.sim_memory_bytes) = (0, 0);
+        assert_eq!(a, b, "{} {:?}", p.config, p.workload.kind);
+        assert!(a.pages_programmed > 1000);
+        assert!(mb * 2 < ma, "{} {:?}: memory {mb} elided vs {ma} stored", p.config, p.workload.kind);
+    }
+}
+
+/// A content-free file reads back as filler of the right size, survives a
+/// remount, and passes every strict check.
+#[test]
+fn elided_payload_keeps_sizes_through_remount() {
+    let cfg = flashlab_flashfs::FsSettings { elide_payload: true, strict: true, ..Default::default() };
+    let mut fs = crate::small_fs(cfg.clone());
+    let fd = fs.create("/f").unwrap();
+    let data = vec![0x5Au8; 10_000];
+    fs.write(fd, 0, &data).unwrap();
+    fs.write(fd, 9_000, &data[..3_000]).unwrap();
+    fs.fsync(fd).unwrap();
+    let back = fs.read(fd, 0, 20_000).unwrap();
+    assert_eq!(back.len(), 12_000);
+    assert_ne!(back[..4096], data[..4096], "payload bytes are not kept");
+    assert_eq!(back, fs.read(fd, 0, 20_000).unwrap(), "filler is deterministic");
+    fs.close(fd).unwrap();
+    let ubi = flashlab_ubi::Ubi::attach(fs.into_ubi().into_nand(), Default::default()).unwrap();
+    let mut fs = flashlab_flashfs::Fs::mount(ubi, 0, cfg).unwrap();
+    fs.check_invariants().unwrap();
+    assert_eq!(fs.stat("/f").unwrap().size, 12_000);
+    let fd = fs.open("/f").unwrap();
+    assert_eq!(fs.read(fd, 0, 20_000).unwrap(), back);
+}

@@ -1,0 +1,159 @@
+//! The LEB-properties table with running totals (as UBIFS's `lp_stats`):
+//! every change goes through [`LpTable::set`] or [`LpTable::update`], which
+//! keep the sums that budgeting asks for on every write, so an operation's
+//! admission costs O(journal heads) instead of a scan of every LEB.
+//!
+//! The totals treat each LEB as if no journal head sat on it; the few head
+//! LEBs are corrected by the caller (`budget.rs`, `journal.rs`).
+
+use crate::fs::{Lprops, F_BUD, F_INDEX, F_TAKEN};
+use std::ops::Index;
+
+/// LEB properties plus totals over the main area.
+#[derive(Debug, Clone)]
+pub struct LpTable {
+    v: Vec<Lprops>,
+    leb_bytes: u32,
+    min_io: u32,
+    main_first: u32,
+    /// Sum of [`LpTable::base_reclaimable`] over the main area.
+    reclaimable: u64,
+    /// Main-area LEBs whose properties say empty.
+    empty: u32,
+    /// LEBs flagged as buds.
+    buds: u32,
+}
+
+impl LpTable {
+    /// Every LEB free, none flagged.
+    pub fn new(leb_count: u32, leb_bytes: u32, min_io: u32, main_first: u32) -> LpTable {
+        let v = vec![Lprops { free: leb_bytes, dirty: 0, flags: 0 }; leb_count as usize];
+        let mut t = LpTable { v, leb_bytes, min_io, main_first, reclaimable: 0, empty: 0, buds: 0 };
+        t.recount();
+        t
+    }
+
+    pub fn len(&self) -> usize {
+        self.v.len()
+    }
+
+    pub fn as_slice(&self) -> &[Lprops] {
+        &self.v
+    }
+
+    /// Whether the properties alone say LEB `l` is empty: all of it free or
+    /// dirty, and neither a bud nor taken by GC.
+    pub fn props_empty(&self, l: u32) -> bool {
+        let p = self.v[l as usize];
+        l >= self.main_first && p.free + p.dirty == self.leb_bytes && p.flags & (F_BUD | F_TAKEN) == 0
+    }
+
+    /// Bytes journal writes could get from LEB `l` if no head were on it.
+    pub fn base_reclaimable(&self, l: u32) -> u64 {
+        let p = self.v[l as usize];
+        if l < self.main_first {
+            0
+        } else if self.props_empty(l) {
+            self.leb_bytes as u64
+        } else if p.flags & (F_BUD | F_INDEX) != 0 {
+            0
+        } else {
+            (p.free + p.dirty).saturating_sub(self.min_io) as u64
+        }
+    }
+
+    fn account(&mut self, l: u32, sign: i64) {
+        let r = self.base_reclaimable(l) as i64;
+        self.reclaimable = (self.reclaimable as i64 + sign * r) as u64;
+        let e = self.props_empty(l) as i64;
+        self.empty = (self.empty as i64 + sign * e) as u32;
+        let b = (self.v[l as usize].flags & F_BUD != 0) as i64;
+        self.buds = (self.buds as i64 + sign * b) as u32;
+    }
+
+    /// Replaces LEB `l`'s properties.
+    pub fn set(&mut self, l: u32, p: Lprops) {
+        self.update(l, |q| *q = p);
+    }
+
+    /// Changes LEB `l`'s properties in place.
+    pub fn update(&mut self, l: u32, f: impl FnOnce(&mut Lprops)) {
+        self.account(l, -1);
+        f(&mut self.v[l as usize]);
+        self.account(l, 1);
+    }
+
+    /// Changes every LEB's properties (`f(lnum, props)`), then recounts.
+    pub fn update_all(&mut self, mut f: impl FnMut(u32, &mut Lprops)) {
+        for (l, p) in self.v.iter_mut().enumerate() {
+            f(l as u32, p);
+        }
+        self.recount();
+    }
+
+    fn recount(&mut self) {
+        let (mut r, mut e, mut b) = (0u64, 0u32, 0u32);
+        for l in 0..self.v.len() as u32 {
+            r += self.base_reclaimable(l);
+            e += self.props_empty(l) as u32;
+            b += (self.v[l as usize].flags & F_BUD != 0) as u32;
+        }
+        (self.reclaimable, self.empty, self.buds) = (r, e, b);
+    }
+
+    /// Sum of [`LpTable::base_reclaimable`] over the main area.
+    pub fn total_reclaimable(&self) -> u64 {
+        self.reclaimable
+    }
+
+    /// Main-area LEBs whose properties say empty.
+    pub fn total_empty(&self) -> u32 {
+        self.empty
+    }
+
+    /// LEBs flagged as buds.
+    pub fn total_buds(&self) -> u32 {
+        self.buds
+    }
+
+    /// Recounts the totals from scratch and compares (strict checks).
+    pub fn check_totals(&self) -> Result<(), String> {
+        let mut fresh = self.clone();
+        fresh.recount();
+        let (a, b) = ((self.reclaimable, self.empty, self.buds), (fresh.reclaimable, fresh.empty, fresh.buds));
+        if a != b {
+            return Err(format!("LEB-property totals (reclaimable, empty, buds) {a:?} but recounted {b:?}"));
+        }
+        Ok(())
+    }
+}
+
+impl Index<usize> for LpTable {
+    type Output = Lprops;
+
+    fn index(&self, l: usize) -> &Lprops {
+        &self.v[l]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn totals_follow_every_change() {
+        let mut t = LpTable::new(10, 1000, 100, 2);
+        assert_eq!((t.total_reclaimable(), t.total_empty(), t.total_buds()), (8000, 8, 0));
+        t.update(3, |p| p.free = 400);
+        assert_eq!(t.total_reclaimable(), 7000 + 300);
+        assert_eq!(t.total_empty(), 7);
+        t.update(3, |p| p.flags |= F_BUD);
+        assert_eq!((t.total_reclaimable(), t.total_buds()), (7000, 1));
+        t.set(3, Lprops { free: 1000, dirty: 0, flags: 0 });
+        t.update(0, |p| p.flags |= F_BUD);
+        assert_eq!((t.total_reclaimable(), t.total_empty(), t.total_buds()), (8000, 8, 1));
+        t.update_all(|_, p| p.flags &= !F_BUD);
+        assert_eq!(t.total_buds(), 0);
+        t.check_totals().unwrap();
+    }
+}
