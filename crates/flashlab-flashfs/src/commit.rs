@@ -82,15 +82,22 @@ impl Fs {
     /// Index LEBs that are mostly obsolete get their live znodes rewritten.
     fn index_gc_mark(&mut self) {
         let leb = self.geo.leb_bytes;
-        let pending: Vec<Loc> = self.tnc.pending_obsolete.clone();
+        let mut pending = std::collections::HashMap::<u32, u32>::new();
+        for x in &self.tnc.pending_obsolete {
+            *pending.entry(x.lnum).or_default() += x.aligned_len();
+        }
         let sparse: Vec<u32> = (self.geo.main_first..self.geo.leb_count)
             .filter(|l| {
                 let p = self.lp[*l as usize];
-                let pend: u32 = pending.iter().filter(|x| x.lnum == *l).map(|x| x.aligned_len()).sum();
-                let live = leb - p.free - p.dirty - pend.min(leb - p.free - p.dirty);
-                p.flags & F_INDEX != 0 && Some(*l) != self.idx_head.lnum && live > 0 && live < leb / 4
+                if p.flags & F_INDEX == 0 || Some(*l) == self.idx_head.lnum {
+                    return false;
+                }
+                let used = leb - p.free - p.dirty;
+                let live = used - pending.get(l).copied().unwrap_or(0).min(used);
+                live > 0 && live < leb / 4
             })
             .collect();
+
         if !sparse.is_empty() {
             self.tnc.dirty_in_lebs(&sparse);
         }

@@ -6,23 +6,16 @@
 
 use crate::codec::{parse_hdr, parse_node};
 use crate::error::FsResult;
-use crate::fs::{Fs, Lprops, F_BUD, F_INDEX, F_TAKEN, GC};
+use crate::fs::{Fs, Lprops, F_TAKEN, GC};
 
 use crate::node::{align, Bad, Loc, HDR};
 use flashlab_mtd::Cause;
 
 impl Fs {
+    /// The LEB with the most free + dirty space (lowest number on ties) that
+    /// is not a bud, index LEB, taken or under a head, nor full or clean.
     fn gc_victim(&self) -> Option<u32> {
-        let leb = self.geo.leb_bytes;
-        (self.geo.main_first..self.geo.leb_count)
-            .filter(|l| {
-                let p = self.lp[*l as usize];
-                p.flags & (F_BUD | F_INDEX | F_TAKEN) == 0
-                    && p.free + p.dirty < leb
-                    && p.free + p.dirty >= self.geo.min_io
-                    && !self.heads.iter().any(|h| h.lnum == Some(*l))
-            })
-            .max_by_key(|l| (self.lp[*l as usize].free + self.lp[*l as usize].dirty, std::cmp::Reverse(*l)))
+        self.lp.gc_candidates().find(|l| !self.heads.iter().any(|h| h.lnum == Some(*l)))
     }
 
     /// Collects victims until about one LEB is reclaimed, then syncs the

@@ -79,12 +79,7 @@ impl Fs {
         if (r, e) != (rs, es) {
             return Err(bad(format!("reclaimable/empty {r}/{e} but a scan finds {rs}/{es}")));
         }
-        let counted = (self.tnc.live_count(), self.tnc.dirty_count());
-        let scanned = (self.tnc.znodes().len(), self.tnc.dirty_postorder().len());
-        if counted != scanned {
-            return Err(bad(format!("znodes (live, dirty) {counted:?} but a walk finds {scanned:?}")));
-        }
-        Ok(())
+        self.tnc.check().map_err(bad)
     }
 
     fn check_lprops(&self) -> FsResult<()> {

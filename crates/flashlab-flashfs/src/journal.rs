@@ -158,10 +158,11 @@ impl Fs {
     pub(crate) fn take_empty(&mut self) -> FsResult<u32> {
         let mut freeable = None;
         let mut erased = None;
-        for l in self.geo.main_first..self.geo.leb_count {
+        for l in self.lp.empties() {
             if !self.is_empty_leb(l) {
                 continue;
             }
+
             if !self.ubi.is_mapped(self.vol, l)? {
                 erased = Some(l);
                 break;

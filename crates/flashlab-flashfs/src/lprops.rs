@@ -7,6 +7,8 @@
 //! LEBs are corrected by the caller (`budget.rs`, `journal.rs`).
 
 use crate::fs::{Lprops, F_BUD, F_INDEX, F_TAKEN};
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
 use std::ops::Index;
 
 /// LEB properties plus totals over the main area.
@@ -22,13 +24,28 @@ pub struct LpTable {
     empty: u32,
     /// LEBs flagged as buds.
     buds: u32,
+    /// Main-area LEBs whose properties say empty, by number.
+    empties: BTreeSet<u32>,
+    /// GC candidates (not bud, index or taken; partly written; at least a
+    /// page reclaimable) by (free + dirty, reverse number).
+    gc: BTreeSet<(u32, Reverse<u32>)>,
 }
 
 impl LpTable {
     /// Every LEB free, none flagged.
     pub fn new(leb_count: u32, leb_bytes: u32, min_io: u32, main_first: u32) -> LpTable {
         let v = vec![Lprops { free: leb_bytes, dirty: 0, flags: 0 }; leb_count as usize];
-        let mut t = LpTable { v, leb_bytes, min_io, main_first, reclaimable: 0, empty: 0, buds: 0 };
+        let mut t = LpTable {
+            v,
+            leb_bytes,
+            min_io,
+            main_first,
+            reclaimable: 0,
+            empty: 0,
+            buds: 0,
+            empties: BTreeSet::new(),
+            gc: BTreeSet::new(),
+        };
         t.recount();
         t
     }
@@ -69,6 +86,45 @@ impl LpTable {
         self.empty = (self.empty as i64 + sign * e) as u32;
         let b = (self.v[l as usize].flags & F_BUD != 0) as i64;
         self.buds = (self.buds as i64 + sign * b) as u32;
+        if e == 1 {
+            self.toggle_empty(l, sign > 0);
+        }
+        if let Some(k) = self.gc_key(l) {
+            if sign > 0 {
+                self.gc.insert(k);
+            } else {
+                self.gc.remove(&k);
+            }
+        }
+    }
+
+    fn toggle_empty(&mut self, l: u32, on: bool) {
+        if on {
+            self.empties.insert(l);
+        } else {
+            self.empties.remove(&l);
+        }
+    }
+
+    /// LEB `l`'s key among the GC candidates, if it is one.
+    fn gc_key(&self, l: u32) -> Option<(u32, Reverse<u32>)> {
+        let p = self.v[l as usize];
+        let reclaim = p.free + p.dirty;
+        let ok = l >= self.main_first
+            && p.flags & (F_BUD | F_INDEX | F_TAKEN) == 0
+            && reclaim < self.leb_bytes
+            && reclaim >= self.min_io;
+        ok.then_some((reclaim, Reverse(l)))
+    }
+
+    /// Empty LEBs (by the properties) in increasing number.
+    pub fn empties(&self) -> impl Iterator<Item = u32> + '_ {
+        self.empties.iter().copied()
+    }
+
+    /// GC candidates, most reclaimable first (ties: lowest number first).
+    pub fn gc_candidates(&self) -> impl Iterator<Item = u32> + '_ {
+        self.gc.iter().rev().map(|(_, Reverse(l))| *l)
     }
 
     /// Replaces LEB `l`'s properties.
@@ -92,13 +148,12 @@ impl LpTable {
     }
 
     fn recount(&mut self) {
-        let (mut r, mut e, mut b) = (0u64, 0u32, 0u32);
+        (self.reclaimable, self.empty, self.buds) = (0, 0, 0);
+        self.empties.clear();
+        self.gc.clear();
         for l in 0..self.v.len() as u32 {
-            r += self.base_reclaimable(l);
-            e += self.props_empty(l) as u32;
-            b += (self.v[l as usize].flags & F_BUD != 0) as u32;
+            self.account(l, 1);
         }
-        (self.reclaimable, self.empty, self.buds) = (r, e, b);
     }
 
     /// Sum of [`LpTable::base_reclaimable`] over the main area.
@@ -123,6 +178,9 @@ impl LpTable {
         let (a, b) = ((self.reclaimable, self.empty, self.buds), (fresh.reclaimable, fresh.empty, fresh.buds));
         if a != b {
             return Err(format!("LEB-property totals (reclaimable, empty, buds) {a:?} but recounted {b:?}"));
+        }
+        if self.empties != fresh.empties || self.gc != fresh.gc {
+            return Err("LEB-property sets (empty LEBs, GC candidates) differ from a recount".into());
         }
         Ok(())
     }
@@ -154,6 +212,13 @@ mod tests {
         assert_eq!((t.total_reclaimable(), t.total_empty(), t.total_buds()), (8000, 8, 1));
         t.update_all(|_, p| p.flags &= !F_BUD);
         assert_eq!(t.total_buds(), 0);
+        assert_eq!(t.empties().collect::<Vec<_>>(), (2..10).collect::<Vec<_>>());
+        t.update(4, |p| (p.free, p.dirty) = (300, 300));
+        t.update(6, |p| (p.free, p.dirty) = (100, 500));
+        t.update(7, |p| (p.free, p.dirty) = (0, 50));
+        t.update(8, |p| (p.free, p.dirty, p.flags) = (0, 900, F_INDEX));
+        assert_eq!(t.gc_candidates().collect::<Vec<_>>(), vec![4, 6], "most reclaimable, then lowest number");
+        assert!(!t.empties().any(|l| [4, 6, 7, 8].contains(&l)));
         t.check_totals().unwrap();
     }
 }

@@ -36,6 +36,8 @@ pub struct Tnc {
     /// Live znodes, and the dirty ones among them.
     live: usize,
     dirty: usize,
+    /// (LEB, znode) of every committed copy, for index GC.
+    by_leb: std::collections::BTreeSet<(u32, usize)>,
 }
 
 impl Tnc {
@@ -48,6 +50,7 @@ impl Tnc {
             pending_obsolete: Vec::new(),
             live: 0,
             dirty: 0,
+            by_leb: Default::default(),
         }
     }
 
@@ -81,13 +84,18 @@ impl Tnc {
     pub fn alloc(&mut self, z: Znode) -> usize {
         self.live += 1;
         self.dirty += z.dirty as usize;
-        if let Some(i) = self.free.pop() {
+        let loc = z.loc;
+        let i = if let Some(i) = self.free.pop() {
             self.nodes[i] = Some(z);
             i
         } else {
             self.nodes.push(Some(z));
             self.nodes.len() - 1
+        };
+        if let Some(l) = loc {
+            self.by_leb.insert((l.lnum, i));
         }
+        i
     }
 
     fn release(&mut self, i: usize) {
@@ -96,6 +104,7 @@ impl Tnc {
             self.dirty -= z.dirty as usize;
             if let Some(l) = z.loc {
                 self.pending_obsolete.push(l);
+                self.by_leb.remove(&(l.lnum, i));
             }
             self.free.push(i);
         }
@@ -108,6 +117,7 @@ impl Tnc {
             z.dirty = true;
             if let Some(l) = z.loc.take() {
                 self.pending_obsolete.push(l);
+                self.by_leb.remove(&(l.lnum, i));
             }
             self.dirty += 1;
         }
@@ -333,32 +343,80 @@ impl Tnc {
     pub fn set_written(&mut self, n: usize, loc: Loc) {
         let z = self.node_mut(n);
         let was = std::mem::replace(&mut z.dirty, false);
-        z.loc = Some(loc);
+        if let Some(old) = z.loc.replace(loc) {
+            self.by_leb.remove(&(old.lnum, n));
+        }
         self.dirty -= was as usize;
+        self.by_leb.insert((loc.lnum, n));
     }
 
     /// Dirties every znode whose committed copy is in `lebs`, and their
     /// ancestors (index garbage collection). Returns true if any was.
+    /// Finds them through the per-LEB record of committed copies, then walks
+    /// from the root to each by its first key (a clean znode's first key is
+    /// the one it was written with).
     pub fn dirty_in_lebs(&mut self, lebs: &[u32]) -> bool {
+        let targets: Vec<usize> =
+            lebs.iter().flat_map(|l| self.by_leb.range((*l, 0)..=(*l, usize::MAX)).map(|(_, i)| *i)).collect();
+        for n in &targets {
+            let z = self.node(*n);
+            if z.dirty {
+                continue; // on the path of an earlier target
+            }
+            let (key, level) = (z.entries[0].0.clone(), z.level);
+            let reached = self.touch_path(&key, level);
+            debug_assert_eq!(reached, Some(*n), "index GC: path by first key missed the znode");
+            self.touch(*n);
+        }
+        !targets.is_empty()
+    }
+
+    /// Dirties the znodes from the root down to `level` along `key`;
+    /// returns the one reached at `level`.
+    fn touch_path(&mut self, key: &Key, level: u8) -> Option<usize> {
+        let mut n = self.root?;
+        loop {
+            self.touch(n);
+            let z = self.node(n);
+            if z.level <= level {
+                return (z.level == level).then_some(n);
+            }
+            n = Self::child(z, Self::child_pos(z, key));
+        }
+    }
+
+    /// The running counts and the per-LEB record against a walk (strict checks).
+    pub fn check(&self) -> Result<(), String> {
+        let counted = (self.live, self.dirty);
+        let walked = (self.znodes().len(), self.dirty_postorder().len());
+        if counted != walked {
+            return Err(format!("znodes (live, dirty) {counted:?} but a walk finds {walked:?}"));
+        }
+        let by_leb: std::collections::BTreeSet<(u32, usize)> =
+            self.znodes().into_iter().filter_map(|i| self.node(i).loc.map(|l| (l.lnum, i))).collect();
+        if by_leb != self.by_leb {
+            return Err("znodes by LEB disagree with the znodes' locations".into());
+        }
+        Ok(())
+    }
+
+    /// Oracle of [`Tnc::dirty_in_lebs`]: a walk of the whole tree.
+    #[cfg(test)]
+    fn dirty_in_lebs_walk(&mut self, lebs: &[u32]) -> bool {
         match self.root {
             Some(r) => self.dirty_in_rec(r, lebs),
             None => false,
         }
     }
 
+    #[cfg(test)]
     fn dirty_in_rec(&mut self, n: usize, lebs: &[u32]) -> bool {
-        let children: Vec<usize> = self
-            .node(n)
-            .entries
-            .iter()
-            .filter_map(|(_, b)| match b {
-                Br::Child(c) => Some(*c),
-                Br::Leaf(_) => None,
-            })
-            .collect();
         let mut any = false;
-        for c in children {
-            any |= self.dirty_in_rec(c, lebs);
+        if self.node(n).level > 0 {
+            for i in 0..self.node(n).entries.len() {
+                let c = Self::child(self.node(n), i);
+                any |= self.dirty_in_rec(c, lebs);
+            }
         }
         let mine = self.node(n).loc.is_some_and(|l| lebs.contains(&l.lnum));
         if any || mine {
@@ -437,8 +495,51 @@ mod tests {
         }
         assert!(t.dirty_postorder().is_empty());
         assert_eq!(t.dirty_count(), 0);
+        t.check().unwrap();
+
         t.insert(&Key::data(1, 77), loc(5));
         assert_eq!(t.dirty_postorder().len(), t.height(), "one path from leaf to root");
         assert_eq!(t.dirty_count(), t.height());
+    }
+}
+
+#[cfg(test)]
+mod index_gc_tests {
+    use super::*;
+
+    /// Index GC by the per-LEB record dirties exactly what a whole-tree walk does.
+    #[test]
+    fn dirty_in_lebs_matches_a_walk() {
+        let mut x = 11u64;
+        let mut next = move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for round in 0..20 {
+            let mut t = Tnc::new(4 + round % 5);
+            for _ in 0..3 {
+                for i in 0..400 {
+                    let k = Key::data(next() as u32 % 30, next() as u32 % 60);
+                    if next() % 4 == 0 {
+                        t.remove(&k);
+                    } else {
+                        t.insert(&k, Loc { lnum: 900, offs: i * 8, len: 40 });
+                    }
+                }
+                for n in t.dirty_postorder() {
+                    t.set_written(n, Loc { lnum: next() as u32 % 12, offs: 0, len: 100 });
+                }
+            }
+            t.pending_obsolete.clear();
+            t.check().unwrap();
+            let lebs: Vec<u32> = (0..12).filter(|_| next() % 3 == 0).collect();
+            let (mut a, mut b) = (t.clone(), t.clone());
+            assert_eq!(a.dirty_in_lebs(&lebs), b.dirty_in_lebs_walk(&lebs), "round {round}");
+            let (mut da, mut db) = (a.dirty_postorder(), b.dirty_postorder());
+            da.sort_unstable();
+            db.sort_unstable();
+            assert_eq!(da, db, "round {round}: lebs {lebs:?}");
+            a.check().unwrap();
+        }
     }
 }
