@@ -83,8 +83,19 @@ fn plots(out: &Path, rep: &Report) -> anyhow::Result<()> {
 pub fn run(out: &Path, quick: bool) -> anyhow::Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let plan = Plan::new(quick);
-    eprintln!("ubifs-hotdata: {} ({} runs)", plan.note, plan.points().len());
-    let rep = repro::run(&plan)?;
+    let total = plan.points().len();
+    eprintln!("ubifs-hotdata: {} ({total} runs)", plan.note);
+    let bar = crate::output::progress(None, false);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").expect("valid template"),
+    );
+    let finished = std::sync::atomic::AtomicUsize::new(0);
+    let rep = repro::run_with_progress(&plan, |r| {
+        let n = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        bar.set_message(format!("{n}/{total} runs (last: {} {} {}%)", r.config, r.workload, r.utilisation_pct));
+    })?;
+    bar.finish_and_clear();
+
     let md = repro::markdown(&rep);
     print!("{md}");
     std::fs::write(out.join("results.md"), &md).with_context(|| format!("cannot write {}", out.display()))?;

@@ -57,6 +57,10 @@ impl Fs {
         self.clear_buds(!full);
         self.clear_empty_index_flags();
         let lpt_root = self.write_lpt()?;
+        if self.cfg.strict {
+            self.check_lpt_on_flash(lpt_root)?;
+        }
+
         let orph = self.write_orphans()?;
         let log_lnum = self.start_new_log(full)?;
         let m = MstNode {
@@ -72,7 +76,9 @@ impl Fs {
         self.write_master(&m)?;
         self.finish_log_switch(log_lnum)?;
         self.commit_no += 1;
-        self.lpt_area ^= 1;
+        if self.lpt.swapped {
+            self.lpt_area ^= 1;
+        }
         self.orph_area ^= 1;
         self.counters.commits += 1;
         self.finish_hot_commit(full);
@@ -159,34 +165,120 @@ impl Fs {
     }
 
     /// The LEB-properties tree: pnodes of 4 LEBs, nnodes of up to 4
-    /// children, written bottom-up into the inactive LPT area.
+    /// children. Only the pnodes that changed since the last commit and
+    /// their ancestors are appended to the active area when they fit
+    /// (nothing the last master references is overwritten or erased);
+    /// otherwise, and at the first commit after mount, the whole tree is
+    /// written bottom-up into the other area.
     fn write_lpt(&mut self) -> FsResult<Loc> {
+        let changed = self.lp.take_changed();
+        if let Some(root) = self.write_lpt_incremental(&changed)? {
+            return Ok(root);
+        }
+        self.write_lpt_full()
+    }
+
+    fn pnode(&self, i: u32) -> Node {
+        let first = i * 4;
+        let n = (self.lp.len() as u32 - first).min(4);
+        let props = (first..first + n)
+            .map(|l| {
+                let p: Lprops = self.lp[l as usize];
+                (p.free, p.dirty, p.flags)
+            })
+            .collect();
+        Node::Lpt(LptNode::Pnode { first, props, valid: self.lpt_bitmaps(first, n) })
+    }
+
+    fn write_lpt_full(&mut self) -> FsResult<Loc> {
         let area = self.lpt_area ^ 1;
         let first = self.geo.lpt_first + area * self.geo.lpt_lebs;
         let mut w = AreaWriter::new(first, self.geo.lpt_lebs, Cause::Lpt);
-        let chunks: Vec<Vec<(u32, u32, u8)>> = self
-            .lp
-            .as_slice()
-            .chunks(4)
-            .map(|c| c.iter().map(|p: &Lprops| (p.free, p.dirty, p.flags)).collect())
-            .collect();
-        let mut level: Vec<Loc> = Vec::with_capacity(chunks.len());
-        for (i, props) in chunks.into_iter().enumerate() {
-            let first = (i * 4) as u32;
-            let valid = self.lpt_bitmaps(first, props.len() as u32);
-            let node = Node::Lpt(LptNode::Pnode { first, props, valid });
+        let mut level: Vec<Loc> = Vec::new();
+        for i in 0..self.lp.len().div_ceil(4) as u32 {
+            let node = self.pnode(i);
             level.push(self.area_push(&mut w, &node)?);
         }
+        let mut levels = Vec::new();
         while level.len() > 1 {
             let mut up = Vec::with_capacity(level.len().div_ceil(4));
             for c in level.chunks(4) {
                 let node = Node::Lpt(LptNode::Nnode { children: c.to_vec() });
                 up.push(self.area_push(&mut w, &node)?);
             }
-            level = up;
+            levels.push(std::mem::replace(&mut level, up));
         }
         self.area_finish(&mut w)?;
-        Ok(level[0])
+        let root = level[0];
+        levels.push(level);
+        self.lpt = crate::lprops::LptPlace { levels, head: Some((w.lnum, w.offs)), swapped: true };
+        self.counters.lpt_full_commits += 1;
+        Ok(root)
+    }
+
+    /// Appends the changed pnodes and their ancestors after the last
+    /// commit's LPT nodes; None when there is no append position or too
+    /// little room left in the active area.
+    fn write_lpt_incremental(&mut self, changed: &[u32]) -> FsResult<Option<Loc>> {
+        let Some((lnum, offs)) = self.lpt.head else { return Ok(None) };
+        let mut dirty = vec![changed.to_vec()];
+        for k in 1..self.lpt.levels.len() {
+            let mut up: Vec<u32> = dirty[k - 1].iter().map(|i| i / 4).collect();
+            up.dedup();
+            dirty.push(up);
+        }
+        let pnodes: Vec<Node> = changed.iter().map(|i| self.pnode(*i)).collect();
+        let mut sizes: Vec<u32> = pnodes.iter().map(|n| n.encode(0, G_NONE).len() as u32).collect();
+        for (k, idx) in dirty.iter().enumerate().skip(1) {
+            for i in idx {
+                let kids = (self.lpt.levels[k - 1].len() as u32 - i * 4).min(4) as usize;
+                let probe = Node::Lpt(LptNode::Nnode { children: vec![Loc { lnum: 0, offs: 0, len: 0 }; kids] });
+                sizes.push(probe.encode(0, G_NONE).len() as u32);
+            }
+        }
+        let first = self.geo.lpt_first + self.lpt_area * self.geo.lpt_lebs;
+        if !self.lpt_fits(first + self.geo.lpt_lebs, lnum, offs, &sizes) {
+            return Ok(None);
+        }
+        let mut w = AreaWriter {
+            first,
+            lebs: self.geo.lpt_lebs,
+            lnum,
+            offs,
+            buf: Vec::new(),
+            cause: Cause::Lpt,
+            started: true,
+        };
+        for (i, node) in changed.iter().zip(&pnodes) {
+            self.lpt.levels[0][*i as usize] = self.area_push(&mut w, node)?;
+        }
+        for (k, idx) in dirty.iter().enumerate().skip(1) {
+            for i in idx {
+                let below = &self.lpt.levels[k - 1];
+                let children = below[*i as usize * 4..(*i as usize * 4 + 4).min(below.len())].to_vec();
+                self.lpt.levels[k][*i as usize] = self.area_push(&mut w, &Node::Lpt(LptNode::Nnode { children }))?;
+            }
+        }
+        self.area_finish(&mut w)?;
+        self.lpt.head = Some((w.lnum, w.offs));
+        self.lpt.swapped = false;
+        self.counters.lpt_incremental_commits += 1;
+
+        Ok(self.lpt.levels.last().and_then(|top| top.first().copied()))
+    }
+
+    /// Whether nodes of `sizes` bytes, placed as `area_push` places them
+    /// from (`lnum`, `offs`), stay below LEB `end`.
+    fn lpt_fits(&self, end: u32, mut lnum: u32, mut offs: u32, sizes: &[u32]) -> bool {
+        let (leb, io) = (self.geo.leb_bytes, self.geo.min_io);
+        for s in sizes {
+            if offs + s + io > leb {
+                lnum += 1;
+                offs = 0;
+            }
+            offs += s;
+        }
+        lnum < end
     }
 
     pub(crate) fn area_push(&mut self, w: &mut AreaWriter, node: &Node) -> FsResult<Loc> {

@@ -81,6 +81,9 @@ pub struct Fs {
     pub(crate) sqnum: u64,
     pub(crate) highest_inum: u32,
     pub(crate) lpt_area: u32,
+    /// Where the LPT's nodes are and where the next incremental commit
+    /// appends (none after mount: the next commit rewrites the whole tree).
+    pub(crate) lpt: crate::lprops::LptPlace,
     pub(crate) orph_area: u32,
     pub(crate) master_next: [u32; 2],
     pub(crate) orphans: BTreeSet<u32>,
@@ -116,6 +119,8 @@ impl Fs {
             sqnum: 0,
             highest_inum: 1,
             lpt_area: 0,
+            lpt: Default::default(),
+
             orph_area: 0,
             master_next: [0, 0],
             orphans: BTreeSet::new(),
@@ -138,7 +143,7 @@ impl Fs {
     /// Decides whether the LPT area is large enough for the bitmaps.
     pub(crate) fn set_lpt_bitmap(&mut self) {
         let g = self.geo;
-        let need = FsGeo::lpt_lebs_for(g.leb_count, g.leb_bytes, g.min_io, g.bitmap_words());
+        let need = FsGeo::lpt_tree_lebs(g.leb_count, g.leb_bytes, g.min_io, g.bitmap_words());
         self.lpt_bitmap = self.cfg.lpt_validity_bitmap && g.lpt_lebs >= need;
     }
 

@@ -71,7 +71,37 @@ impl Fs {
         Ok(())
     }
 
+    /// The LPT just written, read back from flash from its root, holds every
+    /// LEB's in-memory properties (strict mode, after each commit's LPT write).
+    pub(crate) fn check_lpt_on_flash(&mut self, root: crate::node::Loc) -> FsResult<()> {
+        let mut stack = vec![root];
+        let mut seen = 0usize;
+        while let Some(loc) = stack.pop() {
+            match self.read_node(loc).map_err(|e| bad(format!("LPT node at {loc:?}: {e}")))? {
+                Node::Lpt(crate::node::LptNode::Nnode { children }) => stack.extend(children),
+                Node::Lpt(crate::node::LptNode::Pnode { first, props, .. }) => {
+                    for (i, (free, dirty, flags)) in props.iter().enumerate() {
+                        let l = first as usize + i;
+                        let p = self.lp[l];
+                        if (p.free, p.dirty, p.flags) != (*free, *dirty, *flags) {
+                            return Err(bad(format!(
+                                "LPT on flash says LEB {l} is {free}/{dirty}/{flags}, memory {p:?}"
+                            )));
+                        }
+                    }
+                    seen += props.len();
+                }
+                _ => return Err(bad(format!("not an LPT node at {loc:?}"))),
+            }
+        }
+        if seen != self.lp.len() {
+            return Err(bad(format!("LPT on flash covers {seen} LEBs of {}", self.lp.len())));
+        }
+        Ok(())
+    }
+
     /// The running totals (LEB properties, znode counts) against a recount.
+
     fn check_totals(&self) -> FsResult<()> {
         self.lp.check_totals().map_err(bad)?;
         let (r, rs) = (self.reclaimable_bytes(), self.reclaimable_bytes_scan());

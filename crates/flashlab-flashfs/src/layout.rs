@@ -42,9 +42,18 @@ impl FsGeo {
         }
     }
 
-    /// LEBs one LPT area needs for `leb_count` LEBs (with `bitmap_words`
-    /// validity-bitmap words per LEB, 0 without the bitmap).
+    /// LEBs of one LPT area for `leb_count` LEBs (with `bitmap_words`
+    /// validity-bitmap words per LEB, 0 without the bitmap): room for the
+    /// whole tree plus, on devices of 512 LEBs or more, up to twice as much
+    /// again (at most 1/256 of the LEBs) for incremental commits, which
+    /// append only the changed LPT nodes after the tree.
     pub fn lpt_lebs_for(leb_count: u32, leb_bytes: u32, min_io: u32, bitmap_words: u32) -> u32 {
+        let tree = Self::lpt_tree_lebs(leb_count, leb_bytes, min_io, bitmap_words);
+        tree + (2 * tree).min(leb_count / 256)
+    }
+
+    /// LEBs the whole LPT takes.
+    pub fn lpt_tree_lebs(leb_count: u32, leb_bytes: u32, min_io: u32, bitmap_words: u32) -> u32 {
         let pnodes = leb_count.div_ceil(4);
         let nodes = pnodes + pnodes.div_ceil(3) + 4;
         let node_bytes = LPT_NODE_BYTES + if bitmap_words == 0 { 0 } else { 4 * (1 + 8 * bitmap_words) };

@@ -29,6 +29,21 @@ pub struct LpTable {
     /// GC candidates (not bud, index or taken; partly written; at least a
     /// page reclaimable) by (free + dirty, reverse number).
     gc: BTreeSet<(u32, Reverse<u32>)>,
+    /// LPT pnodes (4 LEBs each) whose properties changed since
+    /// [`LpTable::take_changed`].
+    changed: Vec<bool>,
+}
+
+/// The LPT on flash: every node's location by level (level 0 = pnodes, the
+/// last level = the root), the active area, and the append position for
+/// incremental commits.
+#[derive(Debug, Clone, Default)]
+pub struct LptPlace {
+    pub levels: Vec<Vec<crate::node::Loc>>,
+    /// (LEB, offset) after the last node written; None = rewrite whole.
+    pub head: Option<(u32, u32)>,
+    /// The last commit rewrote the tree into the other area.
+    pub swapped: bool,
 }
 
 impl LpTable {
@@ -45,6 +60,7 @@ impl LpTable {
             buds: 0,
             empties: BTreeSet::new(),
             gc: BTreeSet::new(),
+            changed: vec![true; leb_count.div_ceil(4) as usize],
         };
         t.recount();
         t
@@ -52,10 +68,6 @@ impl LpTable {
 
     pub fn len(&self) -> usize {
         self.v.len()
-    }
-
-    pub fn as_slice(&self) -> &[Lprops] {
-        &self.v
     }
 
     /// Whether the properties alone say LEB `l` is empty: all of it free or
@@ -134,17 +146,32 @@ impl LpTable {
 
     /// Changes LEB `l`'s properties in place.
     pub fn update(&mut self, l: u32, f: impl FnOnce(&mut Lprops)) {
+        let old = self.v[l as usize];
         self.account(l, -1);
         f(&mut self.v[l as usize]);
         self.account(l, 1);
+        if self.v[l as usize] != old {
+            self.changed[l as usize / 4] = true;
+        }
     }
 
     /// Changes every LEB's properties (`f(lnum, props)`), then recounts.
     pub fn update_all(&mut self, mut f: impl FnMut(u32, &mut Lprops)) {
         for (l, p) in self.v.iter_mut().enumerate() {
+            let old = *p;
             f(l as u32, p);
+            if *p != old {
+                self.changed[l / 4] = true;
+            }
         }
         self.recount();
+    }
+
+    /// Pnodes changed since the last call, in increasing order; clears the marks.
+    pub fn take_changed(&mut self) -> Vec<u32> {
+        let out = (0..self.changed.len() as u32).filter(|i| self.changed[*i as usize]).collect();
+        self.changed.fill(false);
+        out
     }
 
     fn recount(&mut self) {

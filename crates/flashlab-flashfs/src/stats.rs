@@ -45,6 +45,10 @@ pub struct FsCounters {
     pub freeable_reclaims: u64,
     /// Empty LEBs taken for index nodes.
     pub index_lebs_taken: u64,
+    /// Commits that appended only the changed LPT nodes, and commits that
+    /// rewrote the whole LPT into the other area.
+    pub lpt_incremental_commits: u64,
+    pub lpt_full_commits: u64,
 }
 
 /// Erase-count distribution over good PEBs.

@@ -195,7 +195,7 @@ fn powercut_campaign_all_optimisations_on() {
 
 #[test]
 fn powercut_campaign_all_optimisations_on_with_gc() {
-    campaign(FsSettings { hot_journal_max_buds: 6, ..all_on() }, 150_000, 300, 2);
+    campaign(FsSettings { hot_journal_max_buds: 6, ..all_on() }, 150_000, 340, 2);
 }
 
 #[test]
@@ -208,7 +208,7 @@ fn powercut_campaign_delayed_commit_alone() {
         compression: Compression::Zstd,
         ..FsSettings::default()
     };
-    campaign(fs, 100_000, 400, 2);
+    campaign(fs, 100_000, 450, 2);
 }
 
 mod model_based {

@@ -393,3 +393,39 @@ fn jffs2_baseline_roundtrip() {
     assert_eq!(fs.read_file("t0").unwrap(), None);
     assert!(fs.stats.mount_nand_ops >= 32 * 16 / 16);
 }
+
+/// Commits append only the changed LPT nodes while the active area has
+/// room (strict mode reads every LPT back after each commit and compares),
+/// fall back to whole rewrites into the other area, and a crash remount
+/// finds every LEB's properties.
+#[test]
+fn lpt_commits_are_incremental_and_survive_remount() {
+    // 1 024 LEBs: the whole LPT is about 15 pages.
+    let nand = Nand::new(NandSettings::small(1024, 64, 2048));
+    let mut ubi = Ubi::format(nand, UbiSettings::default()).unwrap();
+    let vol = ubi.create_volume("fs", 0).unwrap();
+    let mut fs = Fs::format(ubi, vol, FsSettings { journal_max_buds: 4, ..strict() }).unwrap();
+    let full_pages = fs.stats().pages_programmed.get(flashlab_mtd::Cause::Lpt);
+    assert!(full_pages >= 10, "a whole LPT takes {full_pages} pages");
+    let data = vec![0xC3u8; 9000];
+    for round in 0..60u32 {
+        let fd = fs.create(&format!("/f{}", round % 7)).or_else(|_| fs.open(&format!("/f{}", round % 7))).unwrap();
+        fs.write(fd, (round as u64 % 3) * 4096, &data).unwrap();
+        fs.fsync(fd).unwrap();
+        fs.close(fd).unwrap();
+        if round % 4 == 3 {
+            fs.commit_all().unwrap();
+        }
+    }
+    let c = fs.stats().fs;
+
+    assert!(c.lpt_incremental_commits > c.lpt_full_commits && c.lpt_full_commits >= 1, "{c:?}");
+    let lpt_pages = fs.stats().pages_programmed.get(flashlab_mtd::Cause::Lpt);
+    assert!(lpt_pages * 3 < c.commits * full_pages, "{lpt_pages} LPT pages for {} commits", c.commits);
+
+    let mut fs = remount(fs, false);
+    fs.check_invariants().unwrap();
+    for i in 0..7 {
+        assert!(fs.stat(&format!("/f{i}")).unwrap().size >= 9000);
+    }
+}
