@@ -101,8 +101,7 @@ impl Fs {
     }
 
     /// The running totals (LEB properties, znode counts) against a recount.
-    fn check_totals
-(&self) -> FsResult<()> {
+    fn check_totals(&self) -> FsResult<()> {
         self.lp.check_totals().map_err(bad)?;
         let (r, rs) = (self.reclaimable_bytes(), self.reclaimable_bytes_scan());
         let (e, es) = (self.count_empty(), self.count_empty_scan());

@@ -32,6 +32,9 @@ pub struct RunResult {
     pub prefill_bytes: u64,
     pub ops: WorkloadCounters,
     pub pages_programmed: u64,
+    /// `pages_programmed` split by cause (data, base, index, lpt, log, gc,
+    /// ...); causes with no page are left out.
+    pub pages_programmed_by_cause: std::collections::BTreeMap<String, u64>,
     pub pages_read: u64,
     pub erases: u64,
     /// LEBs collected by GC (live nodes moved).
@@ -149,6 +152,11 @@ fn result(
     samples: Vec<(f64, f64)>,
 ) -> RunResult {
     let pages_programmed = s1.pages_programmed_total - s0.pages_programmed_total;
+    let pages_programmed_by_cause = flashlab_mtd::ALL_CAUSES
+        .iter()
+        .map(|c| (c.name().to_string(), s1.pages_programmed.get(*c) - s0.pages_programmed.get(*c)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
     let pages_read = s1.pages_read_total - s0.pages_read_total;
     let erases = s1.erases - s0.erases;
     let t_n = TimingPreset::NANDSIM_SEED000.seconds(pages_read, pages_programmed, erases);
@@ -161,7 +169,9 @@ fn result(
         capacity_bytes: capacity,
         prefill_bytes,
         pages_programmed,
+        pages_programmed_by_cause,
         pages_read,
+
         erases,
         gc_runs: s1.gc_runs - s0.gc_runs,
         freeable_reclaims: s1.fs.freeable_reclaims - s0.fs.freeable_reclaims,
