@@ -23,9 +23,13 @@ pub(crate) struct BlockStore {
     allocated: usize,
 }
 
+fn is_zero_word(word: &[u8]) -> bool {
+    u64::from_ne_bytes(word.try_into().expect("8 bytes")) == 0
+}
+
 /// Whether each aligned 8-byte word of `page` is zero.
 fn zero_words(page: &[u8]) -> Vec<bool> {
-    page.chunks_exact(8).map(|c| u64::from_ne_bytes(c.try_into().expect("8 bytes")) == 0).collect()
+    page.chunks_exact(8).map(is_zero_word).collect()
 }
 
 /// Runs of zero words covering at least [`MIN_ZERO_RUN`] bytes, as byte
@@ -52,12 +56,12 @@ fn zero_runs(words: &[bool]) -> Vec<(usize, usize)> {
 /// The sparse form of `page` (segments between the zero runs), if it is at
 /// most half the page's size.
 fn encode_sparse(page: &[u8]) -> Option<Box<[u8]>> {
-    let words = zero_words(page);
-    // Most pages of real data fail this count before any run is traced.
-    if words.iter().filter(|z| **z).count() * 16 < page.len() {
+    // Most pages of real data fail this count (no allocation) before any
+    // run is traced.
+    if page.chunks_exact(8).filter(|w| is_zero_word(w)).count() * 16 < page.len() {
         return None;
     }
-    let runs = zero_runs(&words);
+    let runs = zero_runs(&zero_words(page));
 
     let zeros: usize = runs.iter().map(|(a, b)| b - a).sum();
     if zeros < page.len() / 2 + 8 * (runs.len() + 1) {
