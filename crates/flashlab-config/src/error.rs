@@ -13,10 +13,13 @@ pub enum ConfigError {
     SetValue { key: String, message: String },
     #[error("{key} = {value}: {expected}")]
     Invalid { key: &'static str, value: String, expected: String },
-    #[error("{0}")]
+    #[error(transparent)]
     Geometry(#[from] flashlab_nand::GeometryError),
-    #[error("{0}")]
+    #[error(transparent)]
     Ftl(#[from] flashlab_ftl::FtlError),
+    /// A key whose name is built at run time (e.g. `flashfs.flash.blocks`).
+    #[error("{key}: {message}")]
+    Setting { key: String, message: String },
     #[error("hotness.identifiers[{index}]: {message}")]
     Identifier { index: usize, message: String },
 }

@@ -2,12 +2,55 @@
 
 use crate::{ConfigError, RawConfig};
 
-/// Every valid dotted key, from the default configuration.
+/// Every valid dotted key, from the default configuration. A hot-data identifier
+/// section (a table whose `kind` names an identifier, e.g. `placement.identifier`)
+/// accepts the parameters of every identifier kind, not only the default kind's.
 pub fn known_keys() -> Vec<String> {
     let v = toml::Value::try_from(RawConfig::default()).expect("default config serialises");
     let mut out = Vec::new();
     flatten(&v, "", &mut out);
+    let sections: Vec<String> = out
+        .iter()
+        .filter_map(|k| k.strip_suffix(".kind"))
+        .filter(|section| {
+            let kind = lookup(&v, &format!("{section}.kind")).and_then(|k| k.as_str().map(str::to_string));
+            kind.is_some_and(|k| flashlab_hotdata::IdentifierSpec::from_name(&k).is_ok())
+        })
+        .map(str::to_string)
+        .collect();
+    let params = identifier_params();
+    for section in sections {
+        for p in &params {
+            let key = format!("{section}.{p}");
+            if !out.contains(&key) {
+                out.push(key);
+            }
+        }
+    }
     out
+}
+
+/// The parameter names of every hot-data identifier kind (`kind` included).
+fn identifier_params() -> Vec<String> {
+    let mut names = Vec::new();
+    for kind in flashlab_hotdata::IdentifierKind::ALL {
+        let v = toml::Value::try_from(flashlab_hotdata::IdentifierSpec::default_for(kind)).expect("spec serialises");
+        flatten(&v, "", &mut names);
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The value at dotted `key` of a TOML tree.
+pub fn lookup<'a>(v: &'a toml::Value, key: &str) -> Option<&'a toml::Value> {
+    key.split('.').try_fold(v, |node, part| node.as_table()?.get(part))
+}
+
+/// Whether `key` names a section (a table of keys) rather than a single key.
+pub fn is_section(key: &str, known: &[String]) -> bool {
+    let prefix = format!("{key}.");
+    known.iter().any(|k| k.starts_with(&prefix))
 }
 
 /// Dotted paths of every leaf of a TOML tree.
@@ -75,8 +118,7 @@ pub fn check_known(tree: &toml::Value, text: &str, source: &str) -> Result<(), C
     let mut given = Vec::new();
     flatten(tree, "", &mut given);
     for key in given {
-        let is_section = known.iter().any(|k| k.starts_with(&format!("{key}.")));
-        if known.contains(&key) || is_section {
+        if known.contains(&key) || is_section(&key, &known) {
             continue;
         }
         let location = match line_of(text, &key) {

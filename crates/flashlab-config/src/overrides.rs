@@ -1,6 +1,6 @@
 //! Stage 2: parse the text, check its keys, apply `--set KEY=VALUE` overrides.
 
-use crate::keys::{check_known, known_keys, nearest};
+use crate::keys::{check_known, flatten, is_section, known_keys, nearest};
 use crate::{ConfigError, RawConfig};
 use serde::Deserialize;
 
@@ -44,11 +44,21 @@ pub fn apply_set(tree: &mut toml::Value, arg: &str) -> Result<(), ConfigError> {
     let (key, value) = arg.split_once('=').ok_or_else(|| ConfigError::SetSyntax { arg: arg.to_string() })?;
     let key = key.trim();
     let known = known_keys();
-    if !known.iter().any(|k| k == key) {
+    let value = parse_value(value.trim());
+    // A whole section may be set with an inline table, e.g. `placement.identifier={ kind = "multi-hash" }`.
+    let section = value.is_table() && is_section(key, &known);
+    if !section && !known.iter().any(|k| k == key) {
         let nearest = nearest(key, &known).join(", ");
         return Err(ConfigError::UnknownKey { location: "--set".into(), key: key.to_string(), nearest });
     }
-    let value = parse_value(value.trim());
+    if section {
+        let mut inner = Vec::new();
+        flatten(&value, key, &mut inner);
+        if let Some(bad) = inner.iter().find(|k| !known.contains(k) && !is_section(k, &known)) {
+            let nearest = nearest(bad, &known).join(", ");
+            return Err(ConfigError::UnknownKey { location: "--set".into(), key: bad.clone(), nearest });
+        }
+    }
     let mut node = tree;
     let parts: Vec<&str> = key.split('.').collect();
     for part in &parts[..parts.len() - 1] {

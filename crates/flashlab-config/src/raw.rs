@@ -253,6 +253,13 @@ pub struct RawWorkload {
     /// With `devices = "separate"`: the logical space is split into this many equal ranges.
     pub device_count: u32,
     pub skip_bad_lines: bool,
+    /// Before the run, write (untimed, uncounted) every page the workload reads before
+    /// writing it, as SSDsim's `pre_process_page` does; otherwise such reads find
+    /// unmapped pages and cost no flash time.
+    pub prewrite_reads: bool,
+    /// The blkparse event (action letter) replayed as requests: `D` issued to the driver,
+    /// `Q` queued, `C` completed, ...
+    pub blkparse_action: String,
 }
 
 impl Default for RawWorkload {
@@ -282,6 +289,8 @@ impl Default for RawWorkload {
             devices: "fold".into(),
             device_count: 1,
             skip_bad_lines: false,
+            prewrite_reads: false,
+            blkparse_action: "D".into(),
         }
     }
 }

@@ -46,12 +46,22 @@ impl RawConfig {
             timing: self.timing.resolve()?,
             ftl: self.resolve_ftl(logical_pages)?,
             gc_mode: self.gc_mode()?,
-            buffer_pages: self.buffer.bytes / geometry.page_bytes as u64,
+            buffer_pages: self.buffer_pages(geometry.page_bytes as u64, logical_pages)?,
             hotness: self.hotness.resolve()?,
             flashfs: self.resolve_flashfs()?,
 
-            workload: self.workload.resolve(geometry.page_bytes as u64)?,
+            workload: self.workload.resolve(geometry.page_bytes as u64, logical_pages)?,
         })
+    }
+
+    /// The DRAM buffer in pages; it may not hold more than the logical capacity.
+    fn buffer_pages(&self, page_bytes: u64, logical_pages: u64) -> Result<u64, ConfigError> {
+        let pages = self.buffer.bytes / page_bytes;
+        if pages > logical_pages {
+            let want = format!("expected at most the logical capacity, {} bytes", logical_pages * page_bytes);
+            return Err(ConfigError::invalid("buffer.bytes", self.buffer.bytes, want));
+        }
+        Ok(pages)
     }
 
     fn check_spare(&self, g: &Geometry, logical_pages: u64) -> Result<(), ConfigError> {
@@ -206,9 +216,9 @@ impl RawTiming {
 }
 
 impl RawWorkload {
-    fn resolve(&self, page_bytes: u64) -> Result<WorkloadSettings, ConfigError> {
+    fn resolve(&self, page_bytes: u64, logical_pages: u64) -> Result<WorkloadSettings, ConfigError> {
         let source = match one_of("workload.kind", &self.kind, &[("synthetic", false), ("trace", true)])? {
-            false => Source::Synthetic(self.synthetic(page_bytes)?),
+            false => Source::Synthetic(self.synthetic(page_bytes, logical_pages)?),
             true => Source::Trace(self.trace()?),
         };
         let arrival = self.arrival(matches!(source, Source::Trace(_)))?;
@@ -225,10 +235,11 @@ impl RawWorkload {
             aging_writes: self.aging_writes,
             warmup: self.warmup,
             overflow,
+            prewrite_reads: self.prewrite_reads,
         })
     }
 
-    fn synthetic(&self, page_bytes: u64) -> Result<SyntheticSettings, ConfigError> {
+    fn synthetic(&self, page_bytes: u64, logical_pages: u64) -> Result<SyntheticSettings, ConfigError> {
         let pattern = match self.pattern.as_str() {
             "uniform" => Pattern::Uniform,
             "sequential" => Pattern::Sequential,
@@ -258,6 +269,12 @@ impl RawWorkload {
         }
         if self.requests == 0 {
             return Err(ConfigError::invalid("workload.requests", 0, "expected at least 1"));
+        }
+        let capacity = logical_pages * page_bytes;
+        for (key, v) in [("workload.request_bytes", self.request_bytes), ("workload.request_bytes_max", self.request_bytes_max)] {
+            if v > capacity {
+                return Err(ConfigError::invalid(key, v, format!("expected at most the logical capacity, {capacity} bytes")));
+            }
         }
         let bytes = if self.request_bytes == 0 { page_bytes } else { self.request_bytes };
         let pages_min = bytes.div_ceil(page_bytes);
@@ -296,7 +313,16 @@ impl RawWorkload {
         if self.device_count == 0 {
             return Err(ConfigError::invalid("workload.device_count", 0, "expected at least 1"));
         }
+        let action = self.blkparse_action.as_bytes();
+        if action.len() != 1 || !action[0].is_ascii_uppercase() {
+            return Err(ConfigError::invalid(
+                "workload.blkparse_action",
+                format!("{:?}", self.blkparse_action),
+                "expected one blkparse action letter, e.g. \"D\" (issued to the driver), \"Q\" (queued), \"C\" (completed)",
+            ));
+        }
         Ok(TraceSettings {
+            blkparse_action: action[0] as char,
             path: self.trace_path.clone(),
             format: self.trace_format.clone(),
             devices,
@@ -354,7 +380,26 @@ impl RawHotness {
 
 impl RawConfig {
     fn resolve_flashfs(&self) -> Result<flashlab_flashfs::powercut::CampaignSettings, ConfigError> {
-        self.flashfs.validate().map_err(|e| ConfigError::invalid("flashfs", "(section)", e.to_string()))?;
+        let f = &self.flashfs;
+        let key = |section: &str, field: &str, message: String| ConfigError::Setting {
+            key: format!("{section}{field}"),
+            message,
+        };
+        f.flash.validate().map_err(|e| key("flashfs.flash.", e.field, e.reason))?;
+        f.ubi.validate().map_err(|e| key("flashfs.ubi.", e.field, e.reason))?;
+        f.fs.validate().map_err(|e| key("flashfs.fs.", e.field, e.reason))?;
+        f.validate().map_err(|e| key("flashfs.", e.field, e.reason))?;
+        // UBI's format needs 8 eraseblocks (flashlab-ubi attach.rs, check_settings).
+        if f.flash.blocks < 8 {
+            let message = format!("{} is too few: UBI needs at least 8 eraseblocks", f.flash.blocks);
+            return Err(ConfigError::Setting { key: "flashfs.flash.blocks".into(), message });
+        }
+        let raw_bytes = f.flash.blocks as u64 * f.flash.pages_per_block as u64 * f.flash.page_bytes as u64;
+        if f.prefill_bytes as u64 >= raw_bytes {
+            let message =
+                format!("{} is not less than the raw flash size, {raw_bytes} bytes (flashfs.flash.*)", f.prefill_bytes);
+            return Err(ConfigError::Setting { key: "flashfs.prefill_bytes".into(), message });
+        }
         Ok(self.flashfs.clone())
     }
 }

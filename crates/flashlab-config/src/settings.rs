@@ -88,6 +88,8 @@ pub struct TraceSettings {
     pub devices: DeviceMode,
     pub device_count: u32,
     pub skip_bad_lines: bool,
+    /// The blkparse action letter replayed (`D` by default).
+    pub blkparse_action: char,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -105,6 +107,8 @@ pub struct WorkloadSettings {
     pub aging_writes: u64,
     pub warmup: u64,
     pub overflow: Overflow,
+    /// Write every page read before it is written, untimed, before the run (SSDsim).
+    pub prewrite_reads: bool,
 }
 
 /// Everything a run needs, validated.

@@ -23,7 +23,7 @@ pub enum GeometryError {
     PagesPerBlock(u32),
     #[error("device.page_bytes = {0} must be a multiple of 512")]
     PageBytes(u32),
-    #[error("the device has {pages} physical pages; at most {max} are supported (page ids are 32-bit)")]
+    #[error("device.channels x chips_per_channel x dies_per_chip x planes_per_die x blocks_per_plane x pages_per_block = {} physical pages; at most {max} are supported (page ids are 32-bit)", if *pages == u64::MAX { "more than 2^64".to_string() } else { pages.to_string() })]
     TooLarge { pages: u64, max: u64 },
 }
 
@@ -76,13 +76,11 @@ impl Geometry {
     pub fn blocks(&self) -> u32 {
         self.planes() * self.blocks_per_plane
     }
+    /// Product of every level (saturating, so absurd geometries fail validation instead of wrapping).
     fn total_pages_u64(&self) -> u64 {
-        self.channels as u64
-            * self.chips_per_channel as u64
-            * self.dies_per_chip as u64
-            * self.planes_per_die as u64
-            * self.blocks_per_plane as u64
-            * self.pages_per_block as u64
+        [self.chips_per_channel, self.dies_per_chip, self.planes_per_die, self.blocks_per_plane, self.pages_per_block]
+            .iter()
+            .fold(self.channels as u64, |acc, &v| acc.saturating_mul(v as u64))
     }
     /// Physical pages in the device (validated geometries fit in `u32`).
     pub fn pages(&self) -> u32 {

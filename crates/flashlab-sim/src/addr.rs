@@ -40,7 +40,8 @@ impl AddrMap {
         Ok(PageSpan { first, count })
     }
 
-    fn range(&self) -> u64 {
+    /// Logical pages one device's requests map onto.
+    pub fn range(&self) -> u64 {
         match self.devices {
             DeviceMode::Fold => self.logical_pages,
             DeviceMode::Separate => (self.logical_pages / self.device_count).max(1),

@@ -14,12 +14,14 @@ use std::fmt::Display;
 /// Why a run stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    #[error("{0}")]
+    #[error(transparent)]
     Ftl(#[from] FtlError),
     #[error("{0}")]
     Source(String),
     #[error("request {index}: logical page {page} is beyond the logical capacity of {capacity} pages (workload.address_overflow = \"error\"; use \"fold\" to fold addresses)")]
     Overflow { index: u64, page: u64, capacity: u64 },
+    #[error("request {index}: {pages} pages is longer than the {capacity} logical pages it maps onto")]
+    TooLong { index: u64, pages: u64, capacity: u64 },
     #[error("content check failed: {0}")]
     Content(String),
 }
@@ -57,6 +59,8 @@ pub(crate) struct Engine<'a> {
     pub(crate) op_counts: [u64; 3],
     pub(crate) shadow: Vec<u32>,
     pub(crate) mark: Option<Mark>,
+    pub(crate) checks: crate::checks::InputChecks,
+    pub(crate) prewritten_pages: u64,
 }
 
 /// Run a synthetic workload described by the settings.
@@ -71,14 +75,18 @@ pub fn run_synthetic_observed(s: &Settings, obs: &mut dyn Observer) -> Result<Ru
     };
     let mut syn = syn.clone();
     syn.requests += s.workload.warmup;
-    let gen = flashlab_workload::Synthetic::new(
-        syn,
-        s.workload.arrival,
-        s.ftl.logical_pages,
-        s.page_bytes(),
-        s.workload.seed,
-    );
-    run_observed(s, gen.map(Ok::<_, std::convert::Infallible>), obs)
+    let gen = || {
+        flashlab_workload::Synthetic::new(
+            syn.clone(),
+            s.workload.arrival,
+            s.ftl.logical_pages,
+            s.page_bytes(),
+            s.workload.seed,
+        )
+        .map(Ok::<_, std::convert::Infallible>)
+    };
+    let first_pass = s.workload.prewrite_reads.then(gen);
+    run_prewrite_observed(s, first_pass, gen(), obs)
 }
 
 /// Run `requests` (the first `workload.warmup` of them uncounted) on the configured device.
@@ -96,9 +104,30 @@ where
     I: Iterator<Item = Result<Request, E>>,
     E: Display,
 {
+    run_prewrite_observed(s, None::<std::iter::Empty<Result<Request, E>>>, requests, obs)
+}
+
+/// [`run_observed`] with `workload.prewrite_reads`: `first_pass` yields the same
+/// requests as `requests` and is read once before the run to find the pages read
+/// before they are written ([`crate::prewrite`]); `None` = no pre-writing.
+pub fn run_prewrite_observed<P, I, E, F>(
+    s: &Settings,
+    first_pass: Option<P>,
+    requests: I,
+    obs: &mut dyn Observer,
+) -> Result<RunResult, SimError>
+where
+    P: Iterator<Item = Result<Request, F>>,
+    F: Display,
+    I: Iterator<Item = Result<Request, E>>,
+    E: Display,
+{
     let mut e = Engine::new(s);
     if s.workload.prefill {
         e.prefill()?;
+    }
+    if let Some(pass) = first_pass.filter(|_| !s.workload.prefill) {
+        e.prewritten_pages = e.prewrite_reads(pass)?;
     }
     e.age()?;
     e.ftl.set_record_ops(e.timeline.is_some());
@@ -171,6 +200,8 @@ impl<'a> Engine<'a> {
             op_counts: [0; 3],
             shadow: if track { vec![0; s.ftl.logical_pages as usize] } else { Vec::new() },
             mark: None,
+            checks: crate::checks::InputChecks::new(),
+            prewritten_pages: 0,
             gc_wait_ns_total: 0,
             gc_blocked_requests: 0,
             buffer: (s.buffer_pages > 0).then(|| crate::buffer::WriteBuffer::new(s.buffer_pages as usize)),
@@ -239,6 +270,7 @@ impl<'a> Engine<'a> {
         self.buffer_counts = [0; 3];
 
         self.gc_blocked_requests = 0;
+        self.checks = crate::checks::InputChecks::new();
         self.mark = Some(Mark {
             nand: *self.ftl.nand().counters(),
             ftl: *self.ftl.stats(),

@@ -59,6 +59,10 @@ impl Engine<'_> {
     pub(crate) fn request(&mut self, req: &Request, index: u64) -> Result<Done, SimError> {
         let capacity = self.s.ftl.logical_pages;
         let span = self.map.span(req).map_err(|page| SimError::Overflow { index, page, capacity })?;
+        if span.count > self.map.range() {
+            return Err(SimError::TooLong { index, pages: span.count, capacity: self.map.range() });
+        }
+        self.checks.observe(req.time_ns, span.first + span.count > self.map.range());
         let timed = self.timeline.is_some();
         let issue = if timed { self.issue_time(req) } else { 0 };
         if timed {
@@ -117,7 +121,7 @@ impl Engine<'_> {
     }
 
     #[inline]
-    fn write(&mut self, lpn: u64) -> Result<(), SimError> {
+    pub(crate) fn write(&mut self, lpn: u64) -> Result<(), SimError> {
         self.ftl.write(lpn)?;
         if !self.shadow.is_empty() {
             self.shadow[lpn as usize] = self.ftl.last_tag();

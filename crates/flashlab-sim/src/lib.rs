@@ -8,11 +8,13 @@
 
 mod addr;
 mod buffer;
+mod checks;
 
 mod engine;
 mod host;
 pub mod hotness;
 mod observe;
+mod prewrite;
 mod report;
 mod sched;
 
@@ -20,7 +22,7 @@ mod result;
 pub mod timing;
 
 pub use addr::PageSpan;
-pub use engine::{run, run_observed, run_synthetic, run_synthetic_observed, SimError};
+pub use engine::{run, run_observed, run_prewrite_observed, run_synthetic, run_synthetic_observed, SimError};
 pub use observe::{Observer, RequestRecord};
 
 pub use flashlab_config::Settings;

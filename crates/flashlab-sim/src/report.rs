@@ -71,8 +71,13 @@ impl Engine<'_> {
             buffer_flush_pages: self.buffer_counts[2],
             multiplane_joins: self.timeline.as_ref().map_or(0, |t| t.multiplane_joins - mark.multiplane_joins),
 
-            waf_closed_form: self.closed_form(),
+            waf_closed_form: self.closed_form().filter(|&c| ftl.gc_runs > 0 && c >= 1.0),
             memory_bytes: (self.ftl.memory_bytes() + self.shadow.len() * 4) as u64,
+            skipped_lines: 0,
+            reordered_requests: self.checks.reordered,
+            folded_requests: self.checks.folded,
+            outlying_timestamps: self.checks.outlying(),
+            prewritten_pages: self.prewritten_pages,
         }
     }
 
@@ -111,7 +116,9 @@ impl Engine<'_> {
         }
     }
 
-    /// Desnoyers' closed form, where the run fits its assumptions.
+    /// Desnoyers' closed form, where the run fits its assumptions (the caller also
+    /// requires that GC ran and that the value is a WAF, i.e. at least 1: the greedy
+    /// approximation falls below 1 for blocks of very few pages).
     fn closed_form(&self) -> Option<f64> {
         let Source::Synthetic(w) = &self.s.workload.source else {
             return None;

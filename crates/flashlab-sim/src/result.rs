@@ -71,6 +71,16 @@ pub struct RunResult {
     /// Desnoyers' closed-form WAF when the run fits its model (uniform single-page writes, FIFO or greedy).
     pub waf_closed_form: Option<f64>,
     pub memory_bytes: u64,
+    /// Bad trace lines skipped (`--skip-bad-lines`; filled by the caller that reads the trace).
+    pub skipped_lines: u64,
+    /// Requests whose timestamp was earlier than an earlier request's: issued at that time instead.
+    pub reordered_requests: u64,
+    /// Requests with pages beyond the logical capacity, folded into it (`workload.address_overflow = "fold"`).
+    pub folded_requests: u64,
+    /// Gaps between consecutive timestamps of at least 1 s and about 1000 times the median gap.
+    pub outlying_timestamps: u64,
+    /// Pages written before the run by `workload.prewrite_reads`.
+    pub prewritten_pages: u64,
 }
 
 /// Latency recorder: exact sum and count, HDR histogram (3 significant digits) for percentiles.

@@ -12,6 +12,9 @@
 //!   both are DiskSim-style `time_ns dev sector sectors op` files with op 1 =
 //!   read, 0 = write (checked against both simulators' sources), so they are
 //!   indistinguishable and interchangeable, and auto detection reports `ssdsim`;
+//!   `disksim` (same columns, time in float milliseconds) and `diskmon` (the
+//!   columns of `ssdsim-fin`, time in decimal seconds) are candidates only when a
+//!   sampled time has a decimal point;
 //! * otherwise → [`TraceError::Ambiguous`] naming the candidates.
 
 use crate::error::TraceError;
@@ -55,6 +58,15 @@ pub(crate) fn detect_lines(lines: &[&[u8]], opts: &ReaderOptions) -> Result<Trac
 /// The requests `format` reads from `data`, if it accepts every line and
 /// recognises at least one.
 fn try_format(format: TraceFormat, data: &[&[u8]], opts: &ReaderOptions) -> Option<Vec<Request>> {
+    // Formats with decimal times need a decimal point as evidence (see their modules).
+    let time_field = match format {
+        TraceFormat::Disksim => Some(0),
+        TraceFormat::Diskmon => Some(1),
+        _ => None,
+    };
+    if time_field.is_some_and(|i| !data.iter().any(|l| crate::formats::disksim::has_decimal_point(l, i))) {
+        return None;
+    }
     let mut parser = Parser::new(format, opts);
     let mut requests = Vec::new();
     let mut recognised = false;

@@ -57,7 +57,7 @@ impl Request {
 pub enum TraceFormat {
     /// SSDsim ASCII: `time_ns dev lsn sectors op` (op 1 = read, 0 = write).
     Ssdsim,
-    /// MQSim / DiskSim ASCII: `time_ns dev start_sector sectors type` (type 0 = write, 1 = read).
+    /// MQSim ASCII: `time_ns dev start_sector sectors type` (type 0 = write, 1 = read).
     Mqsim,
     /// MSR Cambridge CSV: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
     Msr,
@@ -77,6 +77,10 @@ pub enum TraceFormat {
     Csv,
     /// SSDsim "fin" variant: `n time_ns dev fd Read|Write lsn size [x]`.
     SsdsimFin,
+    /// DiskSim ASCII: `time_ms devno blkno bcount flags` (float milliseconds, hex flags, bit 0 = read).
+    Disksim,
+    /// Sysinternals DiskMon logs: `n time_s duration_s disk Read|Write sector length`.
+    Diskmon,
 }
 
 impl TraceFormat {
@@ -93,6 +97,8 @@ impl TraceFormat {
         TraceFormat::Wiscsee,
         TraceFormat::Csv,
         TraceFormat::SsdsimFin,
+        TraceFormat::Disksim,
+        TraceFormat::Diskmon,
     ];
 
     /// The name used on the command line and in `trace stats` output.
@@ -109,6 +115,8 @@ impl TraceFormat {
             TraceFormat::Wiscsee => "wiscsee",
             TraceFormat::Csv => "csv",
             TraceFormat::SsdsimFin => "ssdsim-fin",
+            TraceFormat::Disksim => "disksim",
+            TraceFormat::Diskmon => "diskmon",
         }
     }
 
@@ -193,13 +201,13 @@ mod tests {
             assert_eq!(TraceFormat::from_name(f.name()).unwrap(), f);
             assert_eq!(FormatChoice::from_name(f.name()).unwrap(), FormatChoice::Fixed(f));
         }
-        assert_eq!(TraceFormat::ALL.len(), 11);
+        assert_eq!(TraceFormat::ALL.len(), 13);
     }
 
     #[test]
     fn unknown_name_lists_valid_names() {
-        let e = TraceFormat::from_name("disksim").unwrap_err().to_string();
-        assert!(e.contains("\"disksim\""), "{e}");
+        let e = TraceFormat::from_name("nosuch").unwrap_err().to_string();
+        assert!(e.contains("\"nosuch\""), "{e}");
         assert!(e.contains("ssdsim, mqsim, msr"), "{e}");
         assert!(!e.contains("auto"), "{e}");
         let e = FormatChoice::from_name("x").unwrap_err().to_string();

@@ -1,6 +1,6 @@
 //! Streaming block-I/O trace readers and writers for flashlab.
 //!
-//! Readers turn text traces of eleven formats ([`TraceFormat`]) into
+//! Readers turn text traces of thirteen formats ([`TraceFormat`]) into
 //! [`Request`]s in bytes and nanoseconds; writers do the reverse. The crate
 //! does no file I/O and never reads the clock: readers take any
 //! [`std::io::BufRead`], writers any [`std::io::Write`]. Reading streams one

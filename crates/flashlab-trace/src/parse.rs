@@ -108,6 +108,14 @@ impl<'a, const N: usize> Fields<'a, N> {
             .ok_or_else(|| LineError::field(name, i + 1, "a non-negative number of seconds below 2^64 ns", raw))
     }
 
+    /// Field `i` as decimal milliseconds (`579.500020`), returned in nanoseconds.
+    #[inline]
+    pub(crate) fn millis_at(&self, i: usize, name: &'static str) -> Result<u64, LineError> {
+        let raw = self.raw(i);
+        parse_decimal_ns(raw, 6)
+            .ok_or_else(|| LineError::field(name, i + 1, "a non-negative number of milliseconds below 2^64 ns", raw))
+    }
+
     /// Field `i` as an integer count of `unit_ns` nanosecond ticks, returned in nanoseconds.
     #[inline]
     pub(crate) fn ticks_at(&self, i: usize, name: &'static str, unit_ns: u64) -> Result<u64, LineError> {
@@ -224,6 +232,12 @@ pub(crate) fn parse_hex_u32(s: &[u8]) -> Option<u32> {
 /// nanoseconds, truncating below 1 ns. `None` on syntax errors, negative values
 /// and values of 2^64 ns or more.
 pub(crate) fn parse_seconds_ns(s: &[u8]) -> Option<u64> {
+    parse_decimal_ns(s, 9)
+}
+
+/// Parse a non-negative decimal number of units of 10^`unit_exp10` ns (9 = seconds,
+/// 6 = milliseconds) into nanoseconds, truncating below 1 ns; syntax as [`parse_seconds_ns`].
+pub(crate) fn parse_decimal_ns(s: &[u8], unit_exp10: i64) -> Option<u64> {
     let s = s.strip_prefix(b"+").unwrap_or(s);
     let (mantissa, exp_part) = match s.iter().position(|&b| b == b'e' || b == b'E') {
         Some(p) => (&s[..p], Some(&s[p + 1..])),
@@ -241,8 +255,8 @@ pub(crate) fn parse_seconds_ns(s: &[u8]) -> Option<u64> {
         None => 0,
     };
     let (digits, scale) = collect_digits(int_part, frac_part)?;
-    // value = digits * 10^(exp - scale) seconds = digits * 10^(exp - scale + 9) ns
-    scale_pow10(digits, exp - scale + 9)
+    // value = digits * 10^(exp - scale) units = digits * 10^(exp - scale + unit_exp10) ns
+    scale_pow10(digits, exp - scale + unit_exp10)
 }
 
 /// Accumulate up to 38 significant digits; returns (digits, number of those digits

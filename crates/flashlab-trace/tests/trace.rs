@@ -369,11 +369,11 @@ fn io_errors_are_reported() {
 fn format_names_and_choice() {
     assert_eq!(TraceFormat::from_name("fio-iolog").unwrap(), TraceFormat::FioIolog);
     assert_eq!(TraceFormat::from_name("ssdsim-fin").unwrap(), TraceFormat::SsdsimFin);
-    let e = TraceFormat::from_name("disksim").unwrap_err().to_string();
+    let e = TraceFormat::from_name("dismon").unwrap_err().to_string();
     assert_eq!(
         e,
-        "unknown trace format \"disksim\"; valid formats: ssdsim, mqsim, msr, spc, blkparse, fiu, \
-         fio-iolog, cloudphysics, wiscsee, csv, ssdsim-fin"
+        "unknown trace format \"dismon\"; valid formats: ssdsim, mqsim, msr, spc, blkparse, fiu, \
+         fio-iolog, cloudphysics, wiscsee, csv, ssdsim-fin, disksim, diskmon"
     );
     assert_eq!(FormatChoice::from_name("auto").unwrap(), FormatChoice::Auto);
     let r = TraceReader::with_choice(&b"0 0 1 1 1\n"[..], FormatChoice::Fixed(TraceFormat::Mqsim), opts("c")).unwrap();
@@ -899,4 +899,20 @@ fn shared_traces_details() {
         let s = stats(TraceReader::new(file, TraceFormat::Mqsim, opts("tpcc"))).unwrap();
         assert!(s.max_end_bytes.unwrap() > 200 << 30, "addresses up to 216 GiB");
     }
+}
+
+#[test]
+fn disksim_and_diskmon_are_detected_with_their_time_units() {
+    // DiskSim ASCII: float milliseconds, hex flags (bit 0 = read).
+    let text = b"579.500020 0 1320146 8 1\n580.000000 0 64 16 0\n";
+    assert_eq!(auto(text).unwrap(), TraceFormat::Disksim);
+    let reqs = read_all(TraceFormat::Disksim, text);
+    assert_eq!(reqs, vec![req(579_500_020, Op::Read, 1_320_146 * 512, 4096, 0), req(580_000_000, Op::Write, 64 * 512, 8192, 0)]);
+    // Integer times stay ssdsim (nanoseconds).
+    assert_eq!(auto(b"579 0 1320146 8 1\n").unwrap(), TraceFormat::Ssdsim);
+    // DiskMon: n time_s duration_s disk Read|Write sector length.
+    let text = b"1\t0.000000\t0.00004768\t0\tWrite\t3074\t8\n2\t0.5\t0.001\t1\tRead\t10\t1\n";
+    assert_eq!(auto(text).unwrap(), TraceFormat::Diskmon);
+    let reqs = read_all(TraceFormat::Diskmon, text);
+    assert_eq!(reqs, vec![req(0, Op::Write, 3074 * 512, 4096, 0), req(500_000_000, Op::Read, 5120, 512, 1)]);
 }

@@ -13,6 +13,8 @@ use crate::reader::ReaderOptions;
 pub(crate) mod blkparse;
 pub(crate) mod cloudphysics;
 pub(crate) mod csv;
+pub(crate) mod diskmon;
+pub(crate) mod disksim;
 pub(crate) mod fio_iolog;
 pub(crate) mod fiu;
 pub(crate) mod mqsim;
@@ -46,6 +48,8 @@ pub(crate) enum Parser {
     Fiu,
     Cloudphysics,
     Wiscsee,
+    Disksim,
+    Diskmon,
     Blkparse(blkparse::BlkparseParser),
     Fio(fio_iolog::FioParser),
     Csv(csv::CsvParser),
@@ -63,6 +67,8 @@ impl Parser {
             TraceFormat::Fiu => Parser::Fiu,
             TraceFormat::Cloudphysics => Parser::Cloudphysics,
             TraceFormat::Wiscsee => Parser::Wiscsee,
+            TraceFormat::Disksim => Parser::Disksim,
+            TraceFormat::Diskmon => Parser::Diskmon,
             TraceFormat::Blkparse => Parser::Blkparse(blkparse::BlkparseParser::new(opts)),
             TraceFormat::FioIolog => Parser::Fio(fio_iolog::FioParser::new(opts)),
             TraceFormat::Csv => Parser::Csv(csv::CsvParser::default()),
@@ -81,6 +87,8 @@ impl Parser {
             Parser::Fiu => fiu::parse(line),
             Parser::Cloudphysics => cloudphysics::parse(line),
             Parser::Wiscsee => wiscsee::parse(line),
+            Parser::Disksim => disksim::parse(line),
+            Parser::Diskmon => diskmon::parse(line),
             Parser::Blkparse(p) => p.parse(line),
             Parser::Fio(p) => p.parse(line),
             Parser::Csv(p) => p.parse(line),
@@ -143,6 +151,8 @@ pub(crate) fn write_request<W: Write + ?Sized>(
         TraceFormat::Fiu => fiu::write(w, req),
         TraceFormat::Cloudphysics => cloudphysics::write(w, req),
         TraceFormat::Wiscsee => wiscsee::write(w, req),
+        TraceFormat::Disksim => disksim::write(w, req),
+        TraceFormat::Diskmon => diskmon::write(w, req, seq),
         TraceFormat::Blkparse => blkparse::write(w, req, seq),
         TraceFormat::FioIolog => fio_iolog::write(w, req),
         TraceFormat::Csv => csv::write(w, req),

@@ -1,4 +1,5 @@
-//! MQSim / DiskSim ASCII traces: `time_ns dev start_sector sectors type`.
+//! MQSim ASCII traces: `time_ns dev start_sector sectors type` (integer nanoseconds;
+//! DiskSim's own ASCII traces carry float milliseconds: see `disksim`).
 //!
 //! Type 0 = write, 1 = read (MQSim's `ASCIITraceWriteCode` "0" / `ASCIITraceReadCode`
 //! "1"): the same layout *and* op encoding as SSDsim (`#define READ 1`, `WRITE 0`).
