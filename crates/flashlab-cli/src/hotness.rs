@@ -1,15 +1,11 @@
 //! `flashlab hotness`: compare hot-data identifiers on a workload.
 
 use crate::config_cmd::{load_config, ConfigArgs};
-use crate::output::{table, write_json};
+use crate::output::{check_output, table, write_json};
 use crate::plot::{scatter_logx, Point};
-use crate::run::trace_path;
-use anyhow::Context;
 use clap::Args;
 use flashlab_config::{Settings, Source};
 use flashlab_sim::hotness::{self, HotnessRow};
-use flashlab_trace::{FormatChoice, ReaderOptions, TraceReader};
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -24,6 +20,8 @@ pub struct HotnessArgs {
 
 pub fn hotness(a: HotnessArgs) -> anyhow::Result<()> {
     let (_, s) = load_config(&a.c.config, &a.c.sets)?;
+    check_output(a.c.json.as_deref(), "--json")?;
+    check_output(a.plot.as_deref(), "--plot")?;
     let writes = collect_writes(&s, &a.c.config)?;
     if writes.is_empty() {
         anyhow::bail!("hotness: the workload has no writes");
@@ -65,12 +63,7 @@ fn collect_writes(s: &Settings, config: &Path) -> anyhow::Result<Vec<u64>> {
             hotness::write_pages(s, reqs)?
         }
         Source::Trace(t) => {
-            let path = trace_path(&t.path, config);
-            let f = std::fs::File::open(&path).with_context(|| format!("cannot open trace {}", path.display()))?;
-            let opts =
-                ReaderOptions { skip_bad_lines: t.skip_bad_lines, ..ReaderOptions::named(path.display().to_string()) };
-            let r = TraceReader::with_choice(BufReader::new(f), FormatChoice::from_name(&t.format)?, opts)?;
-            hotness::write_pages(s, r)?
+            hotness::write_pages(s, crate::trace_input::open_trace(t, config)?)?
         }
     })
 }

@@ -14,6 +14,7 @@ mod repro_wpo;
 mod reproduce;
 mod run;
 mod trace_cmd;
+mod trace_input;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

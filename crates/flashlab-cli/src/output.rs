@@ -15,6 +15,29 @@ pub fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Check before any long work that `path` (given with `flag`) can be written: its
+/// folder exists and the file can be created. `None` and `-` (standard output) pass.
+pub fn check_output(path: Option<&Path>, flag: &str) -> anyhow::Result<()> {
+    let Some(path) = path.filter(|p| *p != Path::new("-")) else { return Ok(()) };
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        anyhow::bail!("{flag} {}: folder {} does not exist", path.display(), dir.display());
+    }
+    if path.is_dir() {
+        anyhow::bail!("{flag} {}: is a folder, expected a file path", path.display());
+    }
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| anyhow::anyhow!("{flag} {}: cannot write: {e}", path.display()))?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
 /// A progress bar on standard error when it is a terminal and not `quiet`.
 pub fn progress(total: Option<u64>, quiet: bool) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {

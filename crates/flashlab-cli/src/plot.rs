@@ -16,8 +16,8 @@ fn fonts() {
     });
 }
 
-fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
-    anyhow!("plot: {e:?}")
+fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
+    anyhow!("plot: {}", e.to_string().replace('\n', " "))
 }
 
 /// A white canvas of `size` pixels for `path`, fonts registered.

@@ -103,9 +103,10 @@ fn device_sets(quick: bool) -> Vec<String> {
     ]
 }
 
-/// `../shared/traces` seen from the working folder or from the binary's checkout.
+/// `$FLASHLAB_TRACES`, else `../shared/traces` seen from the working folder or from the binary's checkout.
 fn traces_dir() -> Option<PathBuf> {
-    let mut candidates = vec![PathBuf::from("../shared/traces")];
+    let mut candidates: Vec<PathBuf> = crate::trace_input::traces_env_dir().into_iter().collect();
+    candidates.push(PathBuf::from("../shared/traces"));
     if let Ok(exe) = std::env::current_exe() {
         candidates.extend(exe.ancestors().skip(1).map(|a| a.join("../shared/traces")));
     }
@@ -199,7 +200,10 @@ fn markdown(rows: &[Row], quick: bool, have_traces: bool) -> String {
     let _ = writeln!(s, "# reproduce wpo-gc (seed 001)\n\nDevice: {size}; 20 % over-provisioning; SSDsim timing (tR 20 us, tPROG 200 us, tBERS 1.5 ms, 25 ns/B).");
     let _ = writeln!(s, "Each run: sequential prefill, then as many uniform random writes as the logical capacity (aging, untimed), then the workload. Schemes (`gc.preset`): Basic-GC = greedy + WECO-style hot/cold separation of migrations + blocking GC; DT-GC = two-level dynamic thresholds (the seed's a 0.3, b 0.1, A 0.5, B 0.3, c 0.2, E 0.1) + interruptible GC + greedy; WPO-GC = DT-GC's triggers + WPO victim score (k 10) + LPN-temperature placement of writes and migrations.\n");
     if !have_traces {
-        let _ = writeln!(s, "**../shared/traces was not found: only the synthetic stand-ins ran.**\n");
+        let _ = writeln!(
+            s,
+            "**../shared/traces was not found (set FLASHLAB_TRACES to its folder): only the synthetic stand-ins ran.**\n"
+        );
     }
     let _ = writeln!(
         s,

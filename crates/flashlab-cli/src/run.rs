@@ -2,13 +2,11 @@
 
 use crate::config_cmd::{load_config, ConfigArgs};
 use crate::observe::CliObserver;
-use crate::output::{opt, progress, table, write_json};
-use anyhow::Context;
+use crate::output::{check_output, opt, progress, table, write_json};
+use crate::trace_input::{locate_request, open_trace};
 use clap::Args;
 use flashlab_config::{RawConfig, Settings, Source, TraceSettings};
-use flashlab_sim::{Observer, RunResult};
-use flashlab_trace::{FormatChoice, ReaderOptions, TraceReader};
-use std::io::BufReader;
+use flashlab_sim::{Observer, RunResult, SimError};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -39,6 +37,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         sets.push("workload.skip_bad_lines=true".into());
     }
     let (raw, s) = load_config(&a.c.config, &sets)?;
+    if a.series_every == 0 {
+        anyhow::bail!("--series-every 0: expected at least 1 request per interval");
+    }
+    check_output(a.c.json.as_deref(), "--json")?;
+    check_output(a.requests_csv.as_deref(), "--requests-csv")?;
+    check_output(a.series_csv.as_deref(), "--series-csv")?;
     let start = Instant::now();
     let total = match &s.workload.source {
         Source::Synthetic(w) => Some(w.requests + s.workload.warmup),
@@ -51,9 +55,11 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     let mut result = result?;
     result.wall_time_s = start.elapsed().as_secs_f64();
     result.config = serde_json::to_value(&raw)?;
+    check_measured(&result, &s)?;
     if !a.c.json_to_stdout() {
         summary(&result, &raw);
     }
+    warnings(&result, &raw);
     if let Some(path) = &a.c.json {
         write_json(path, &result)?;
     }
@@ -62,39 +68,97 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
 
 /// Run the configured workload; trace paths are relative to the config file.
 pub fn simulate(s: &Settings, config_path: &Path, obs: &mut dyn Observer) -> anyhow::Result<RunResult> {
-    Ok(match &s.workload.source {
-        Source::Synthetic(_) => flashlab_sim::run_synthetic_observed(s, obs)?,
-        Source::Trace(t) => flashlab_sim::run_observed(s, open_trace(t, config_path)?, obs)?,
-    })
+    let Source::Trace(t) = &s.workload.source else {
+        return Ok(flashlab_sim::run_synthetic_observed(s, obs)?);
+    };
+    let mut reader = open_trace(t, config_path)?;
+    let first_pass = s.workload.prewrite_reads.then(|| open_trace(t, config_path)).transpose()?;
+    let result = flashlab_sim::run_prewrite_observed(s, first_pass, &mut reader, obs);
+    let mut result = result.map_err(|e| locate(e, t, config_path))?;
+    result.skipped_lines = reader.skipped_lines();
+    Ok(result)
 }
 
-/// Resolve a trace path: absolute, else relative to the config file's folder, else to the working directory.
-pub fn trace_path(path: &str, config_path: &Path) -> PathBuf {
-    let p = PathBuf::from(path);
-    if p.is_absolute() {
-        return p;
-    }
-    let beside = config_path.parent().unwrap_or(Path::new(".")).join(&p);
-    if beside.exists() {
-        beside
-    } else {
-        p
+/// Name the trace file and line of the request a run refused.
+fn locate(e: SimError, t: &TraceSettings, config_path: &Path) -> anyhow::Error {
+    let index = match &e {
+        SimError::Overflow { index, .. } | SimError::TooLong { index, .. } => *index,
+        _ => return e.into(),
+    };
+    match locate_request(t, config_path, index) {
+        Some(at) => anyhow::anyhow!("{at}: {e}"),
+        None => e.into(),
     }
 }
 
-fn open_trace(t: &TraceSettings, config_path: &Path) -> anyhow::Result<TraceReader<BufReader<std::fs::File>>> {
-    let path = trace_path(&t.path, config_path);
-    let file = std::fs::File::open(&path).with_context(|| format!("cannot open trace {}", path.display()))?;
-    let choice = FormatChoice::from_name(&t.format).context("workload.trace_format")?;
-    let opts = ReaderOptions { skip_bad_lines: t.skip_bad_lines, ..ReaderOptions::named(path.display().to_string()) };
-    Ok(TraceReader::with_choice(BufReader::with_capacity(1 << 16, file), choice, opts)?)
+/// A run that measured nothing is an error, not an empty result.
+fn check_measured(r: &RunResult, s: &Settings) -> anyhow::Result<()> {
+    if r.requests > 0 {
+        return Ok(());
+    }
+    let Source::Trace(t) = &s.workload.source else {
+        anyhow::bail!("no requests were measured (workload.warmup = {})", s.workload.warmup);
+    };
+    let mut why = format!("{} bad lines skipped", r.skipped_lines);
+    if s.workload.warmup > 0 {
+        why += &format!("; workload.warmup = {} requests are not measured", s.workload.warmup);
+    }
+    if t.format == "blkparse" || t.format == "auto" {
+        why += &format!("; a blkparse trace yields only its `{}` events (workload.blkparse_action)", t.blkparse_action);
+    }
+    anyhow::bail!("{}: no requests to measure ({why})", t.path)
+}
+
+/// One line on standard error for each thing the run did to its input without failing.
+fn warnings(r: &RunResult, raw: &RawConfig) {
+    let lines = [
+        (r.skipped_lines, format!("{} bad trace lines were skipped", r.skipped_lines)),
+        (
+            r.folded_requests,
+            format!(
+                "{} requests reached beyond the {} logical pages and were folded into them (workload.address_overflow = \"{}\")",
+                r.folded_requests, r.logical_pages, raw.workload.address_overflow
+            ),
+        ),
+        (
+            r.unmapped_read_pages,
+            format!(
+                "{} page reads found never-written pages and cost no flash time (workload.prewrite_reads = true writes them first, as SSDsim does)",
+                r.unmapped_read_pages
+            ),
+        ),
+        (
+            r.reordered_requests,
+            format!(
+                "{} requests had a timestamp earlier than an earlier request's and were issued at that earlier request's time",
+                r.reordered_requests
+            ),
+        ),
+        (
+            r.outlying_timestamps,
+            format!(
+                "{} gaps between timestamps are over 1 s and about 1000 times the median gap; the simulated time includes them",
+                r.outlying_timestamps
+            ),
+        ),
+    ];
+    for (count, line) in lines {
+        if count > 0 {
+            eprintln!("flashlab: warning: {line}");
+        }
+    }
 }
 
 fn summary(r: &RunResult, raw: &RawConfig) {
     let waf = match (r.waf, r.waf_closed_form) {
         (Some(w), Some(c)) => format!("{w:.4}  (Desnoyers closed form {c:.4}, {:+.2} %)", (w - c) / c * 100.0),
+        (Some(w), None) if r.gc_runs == 0 => format!("{w:.4}  (no GC ran)"),
         (w, _) => opt(w, 4),
     };
+    let input = format!(
+        "{} bad lines skipped, {} reordered, {} folded, {} outlying gaps, {} pages pre-written",
+        r.skipped_lines, r.reordered_requests, r.folded_requests, r.outlying_timestamps, r.prewritten_pages
+    );
     table(&[
         (
             "workload",
@@ -143,6 +207,7 @@ fn summary(r: &RunResult, raw: &RawConfig) {
                 opt(r.write_latency_us_max, 1)
             ),
         ),
+        ("trace input", if raw.workload.kind == "trace" { input } else { "-".into() }),
         ("IOPS", opt(r.iops, 0)),
         ("simulated time s", opt(r.sim_time_s, 3)),
         (
