@@ -19,7 +19,7 @@ struct BenchRow {
 
 struct Case {
     name: &'static str,
-    description: &'static str,
+    description: String,
     sets: Vec<String>,
     /// Replay the workload as an in-memory SSDsim trace (generated untimed, parsed timed).
     as_trace: bool,
@@ -46,8 +46,8 @@ fn cases(quick: bool) -> Vec<Case> {
     );
     let split = |s: String| s.split_whitespace().map(String::from).collect();
     vec![
-        Case { name: "counting-wasim", description: "counting mode, 1 plane x 8192 blocks x 64 pages, spare 0.1, greedy, prefill + 15 x logical capacity uniform writes (wasim.c's work)", sets: split(counting), as_trace: false },
-        Case { name: "timed-ssdsim-trace", description: "timing on, 8x2x2x2 x 128 blocks x 64 pages x 4 KiB, spare 0.07, prefilled, an SSDsim-format trace of 1M 4 KiB writes uniform over 90 % of the space, one every 100 us (parsing included)", sets: split(timed), as_trace: true },
+        Case { name: "counting-wasim", description: format!("counting mode, 1 plane x {} blocks x 64 pages, spare 0.1, greedy, prefill + 15 x logical capacity uniform writes (wasim.c's work{})", 8192 / scale, if quick { " at 1/8 size" } else { "" }), sets: split(counting), as_trace: false },
+        Case { name: "timed-ssdsim-trace", description: format!("timing on, 8x2x2x2 x 128 blocks x 64 pages x 4 KiB, spare 0.07, prefilled, an SSDsim-format trace of {} 4 KiB writes uniform over 90 % of the space, one every 100 us (parsing included)", 1_000_000 / scale), sets: split(timed), as_trace: true },
     ]
 }
 
@@ -62,7 +62,7 @@ pub fn bench(json: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {
         };
         rows.push(BenchRow {
             name: c.name.into(),
-            description: c.description.into(),
+            description: c.description.clone(),
             requests: r.requests,
             wall_time_s: wall,
             requests_per_s: r.requests as f64 / wall,

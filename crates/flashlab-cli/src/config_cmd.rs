@@ -10,7 +10,9 @@ pub enum ConfigCmd {
     Default,
     /// Validate a config and print the resolved configuration.
     Check {
+        /// The config file.
         config: PathBuf,
+        /// Override one key (dotted path, TOML value), e.g. device.spare_factor=0.1.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
     },
@@ -37,6 +39,7 @@ pub fn config(cmd: ConfigCmd) -> anyhow::Result<()> {
 /// The config file, its `--set` overrides and `--json`, shared by the commands that run something.
 #[derive(clap::Args)]
 pub struct ConfigArgs {
+    /// The config file (TOML); `flashlab config default` prints every key.
     pub config: PathBuf,
     /// Override one key (dotted path, TOML value), e.g. device.spare_factor=0.1.
     #[arg(long = "set", value_name = "KEY=VALUE")]

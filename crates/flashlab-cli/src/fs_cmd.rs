@@ -2,7 +2,7 @@
 //! workload, remount, and check that nothing fsynced was lost.
 
 use crate::config_cmd::{load_config, ConfigArgs};
-use crate::output::{table, write_json};
+use crate::output::{check_output, table, write_json};
 use clap::{Args, Subcommand};
 use std::time::Instant;
 
@@ -21,9 +21,13 @@ pub struct PowercutArgs {
 pub fn fs(cmd: FsCmd) -> anyhow::Result<()> {
     let FsCmd::Powercut(a) = cmd;
     let (_, s) = load_config(&a.c.config, &a.c.sets)?;
+    check_output(a.c.json.as_deref(), "--json")?;
     let start = Instant::now();
     let report = flashlab_flashfs::powercut::run_campaign(&s.flashfs);
     let wall = start.elapsed().as_secs_f64();
+    if let Some(e) = &report.setup_error {
+        anyhow::bail!("power-cut campaign could not run: {e}");
+    }
     if !a.c.json_to_stdout() {
         table(&[
             ("cut points", report.cut_points.to_string()),
@@ -32,6 +36,7 @@ pub fn fs(cmd: FsCmd) -> anyhow::Result<()> {
             ("invariant violations", report.invariant_violations.to_string()),
             ("panics", report.panics.to_string()),
             ("mount failures", report.mount_failures.to_string()),
+            ("media errors", format!("{} cut points stopped on an injected uncorrectable read", report.media_errors)),
             ("workload", format!("{} NAND operations, {} fsyncs", report.workload_nand_ops, report.workload_fsyncs)),
             (
                 "recovery cost",
@@ -52,10 +57,11 @@ pub fn fs(cmd: FsCmd) -> anyhow::Result<()> {
     let bad = report.lost_fsynced_bytes + report.invariant_violations + report.panics;
     if bad > 0 {
         anyhow::bail!(
-            "power-cut campaign failed: {} lost fsynced bytes, {} invariant violations, {} panics",
+            "power-cut campaign failed: {} lost fsynced bytes, {} invariant violations, {} panics; first: {}",
             report.lost_fsynced_bytes,
             report.invariant_violations,
-            report.panics
+            report.panics,
+            report.failures.first().map_or("-", String::as_str)
         );
     }
     Ok(())

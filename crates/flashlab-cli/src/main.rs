@@ -32,6 +32,7 @@ enum Cmd {
     Run(run::RunArgs),
     /// Measure simulated host requests per second on fixed workloads.
     Bench {
+        /// Write the rows as JSON (`-` = standard output).
         #[arg(long)]
         json: Option<PathBuf>,
         /// Smaller workloads (for a smoke test).
@@ -51,9 +52,13 @@ enum Cmd {
     Hotness(hotness::HotnessArgs),
     /// Regenerate a seed paper's experiment.
     Reproduce {
+        /// The experiment: wpo-gc (seed 001) or ubifs-hotdata (seed 000). Traces are read
+        /// from $FLASHLAB_TRACES, else ../shared/traces.
         name: String,
+        /// Output folder (default results/NAME/).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// A reduced size that runs in under a minute.
         #[arg(long)]
         quick: bool,
     },

@@ -1,6 +1,6 @@
 //! `flashlab trace stats|convert`.
 
-use crate::output::{opt, table, write_json};
+use crate::output::{check_output, opt, table, write_json};
 use anyhow::Context;
 use clap::Subcommand;
 use flashlab_trace::{FormatChoice, ReaderOptions, TraceFormat, TraceReader, TraceWriter};
@@ -11,23 +11,32 @@ use std::path::{Path, PathBuf};
 pub enum TraceCmd {
     /// Summary statistics of a trace.
     Stats {
+        /// The trace file.
         file: PathBuf,
+        /// Trace format, or `auto` to detect it.
         #[arg(long, default_value = "auto")]
         format: String,
+        /// Write the statistics as JSON (`-` = standard output).
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Count and skip bad lines instead of stopping at the first.
         #[arg(long)]
         skip_bad_lines: bool,
     },
     /// Convert a trace to another format.
     Convert {
+        /// The trace file.
         file: PathBuf,
+        /// Output format.
         #[arg(long)]
         to: String,
+        /// Output file.
         #[arg(short = 'o', long = "output")]
         out: PathBuf,
+        /// Input format, or `auto` to detect it.
         #[arg(long, default_value = "auto")]
         format: String,
+        /// Count and skip bad lines instead of stopping at the first.
         #[arg(long)]
         skip_bad_lines: bool,
     },
@@ -50,6 +59,7 @@ fn open(file: &Path, format: &str, skip: bool) -> anyhow::Result<TraceReader<Buf
 }
 
 fn stats(file: &Path, format: &str, json: Option<PathBuf>, skip: bool) -> anyhow::Result<()> {
+    check_output(json.as_deref(), "--json")?;
     let st = flashlab_trace::stats(open(file, format, skip)?)?;
     if json.as_deref() != Some(Path::new("-")) {
         let gib = |b: u64| format!("{b} ({:.3} GiB)", b as f64 / (1u64 << 30) as f64);
@@ -59,7 +69,13 @@ fn stats(file: &Path, format: &str, json: Option<PathBuf>, skip: bool) -> anyhow
             ("bytes read", gib(st.bytes_read)),
             ("bytes written", gib(st.bytes_written)),
             ("time s", format!("{} .. {}", opt(st.first_time_s, 6), opt(st.last_time_s, 6))),
-            ("address range", format!("{:?} .. {:?}", st.min_offset_bytes, st.max_end_bytes.map(gib))),
+            (
+                "address range",
+                match (st.min_offset_bytes, st.max_end_bytes) {
+                    (Some(lo), Some(hi)) => format!("{lo} .. {}", gib(hi)),
+                    _ => "-".into(),
+                },
+            ),
             ("skipped lines", st.skipped_lines.to_string()),
         ]);
     }
@@ -71,6 +87,7 @@ fn stats(file: &Path, format: &str, json: Option<PathBuf>, skip: bool) -> anyhow
 
 fn convert(file: &Path, format: &str, to: &str, out: &Path, skip: bool) -> anyhow::Result<()> {
     let to = TraceFormat::from_name(to).context("--to")?;
+    check_output(Some(out), "-o")?;
     let reader = open(file, format, skip)?;
     let f = std::fs::File::create(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut w = TraceWriter::new(BufWriter::new(f), to)?;

@@ -27,7 +27,7 @@ pub enum FsError {
     Errno(Errno),
     /// The flash or UBI failed (a power cut included); the mounted file
     /// system must be dropped and mounted again.
-    #[error("flash: {0}")]
+    #[error("ubi: {0}")]
     Io(#[from] UbiError),
     /// On-flash data failed its checks.
     #[error("corrupt: {0}")]

@@ -99,6 +99,12 @@ pub struct CampaignReport {
     pub max_recovery_nand_ops: u64,
     /// The first failures, for diagnosis.
     pub failures: Vec<String>,
+    /// Why the campaign could not run at all (format or prefill failed, or the uncut
+    /// workload failed): not an invariant violation of power-cut recovery.
+    pub setup_error: Option<String>,
+    /// Cut points whose run or recovery stopped on an injected uncorrectable read
+    /// (`flash.faults.uncorrectable_per_read`): media errors, not invariant violations.
+    pub media_errors: u64,
 }
 
 /// Generates the workload: mostly valid operations (chosen against a
@@ -262,8 +268,9 @@ enum Run {
     Done(Nand, Tracker, Box<crate::Stats>),
     /// Power was cut; the device and what was durable.
     Cut(Nand, Tracker),
-    /// Something other than the cut went wrong before it.
-    Broken(String),
+    /// Something other than the cut went wrong before it; `true` when the cause is an
+    /// injected media error.
+    Broken(String, bool),
 }
 
 fn run_workload(mut nand: Nand, s: &CampaignSettings, ops: &[Op], cut: Option<u64>) -> Run {
@@ -277,7 +284,7 @@ fn run_workload(mut nand: Nand, s: &CampaignSettings, ops: &[Op], cut: Option<u6
     let mut fs = match mount(nand, s) {
         Ok(fs) => fs,
         Err((Some(n), e)) if n.is_powered_off() && e.is_power_cut() => return Run::Cut(n, t),
-        Err((_, e)) => return Run::Broken(format!("mount before workload: {e}")),
+        Err((_, e)) => return Run::Broken(format!("mount before workload: {e}"), is_media_error(&e)),
     };
     let mut held = Vec::new();
     for (i, op) in ops.iter().enumerate() {
@@ -288,7 +295,7 @@ fn run_workload(mut nand: Nand, s: &CampaignSettings, ops: &[Op], cut: Option<u6
                 t.note(op);
                 return Run::Cut(fs.into_ubi().into_nand(), t);
             }
-            Err(e) => return Run::Broken(format!("op {i} {op:?}: {e}")),
+            Err(e) => return Run::Broken(format!("op {i} {op:?}: {e}"), is_media_error(&e)),
             Ok(_) if powered_off => {
                 t.note(op);
                 return Run::Cut(fs.into_ubi().into_nand(), t);
@@ -298,7 +305,7 @@ fn run_workload(mut nand: Nand, s: &CampaignSettings, ops: &[Op], cut: Option<u6
                 let want = apply_model(&mut t.model, &mut t.held, op);
                 if got != want {
                     let msg = format!("op {i} {op:?}: fs {got:?} model {want:?}");
-                    return Run::Broken(msg);
+                    return Run::Broken(msg, false);
                 }
                 if want.is_ok() {
                     t.note(op);
@@ -386,7 +393,13 @@ struct CutOutcome {
     lost: u64,
     violation: Option<String>,
     mount_failed: bool,
+    media_error: bool,
     recovery_ops: u64,
+}
+
+/// An uncorrectable read injected by the fault model.
+fn is_media_error(e: &FsError) -> bool {
+    matches!(e, FsError::Io(flashlab_ubi::UbiError::Mtd(flashlab_mtd::MtdError::Uncorrectable { .. })))
 }
 
 fn run_cut(base: &Nand, s: &CampaignSettings, ops: &[Op], cut: u64) -> CutOutcome {
@@ -394,7 +407,12 @@ fn run_cut(base: &Nand, s: &CampaignSettings, ops: &[Op], cut: u64) -> CutOutcom
     let (mut nand, t) = match run_workload(base.clone(), s, ops, Some(cut)) {
         Run::Done(..) => return out,
         Run::Cut(n, t) => (n, t),
-        Run::Broken(msg) => {
+        Run::Broken(_, true) => {
+            out.reached = true;
+            out.media_error = true;
+            return out;
+        }
+        Run::Broken(msg, false) => {
             out.reached = true;
             out.violation = Some(format!("cut {cut}: before the cut: {msg}"));
             return out;
@@ -405,6 +423,10 @@ fn run_cut(base: &Nand, s: &CampaignSettings, ops: &[Op], cut: u64) -> CutOutcom
     let ops0 = nand.stats().ops;
     let mut fs = match mount(nand, s) {
         Ok(fs) => fs,
+        Err((_, e)) if is_media_error(&e) => {
+            out.media_error = true;
+            return out;
+        }
         Err((_, e)) => {
             out.mount_failed = true;
             out.violation = Some(format!("cut {cut}: mount failed: {e}"));
@@ -464,8 +486,7 @@ pub fn run_campaign(s: &CampaignSettings) -> CampaignReport {
     let base = match build_base(s) {
         Ok(b) => b,
         Err(e) => {
-            rep.invariant_violations = 1;
-            rep.failures.push(format!("format: {e}"));
+            rep.setup_error = Some(format!("format: {e}"));
             return rep;
         }
     };
@@ -477,9 +498,8 @@ pub fn run_campaign(s: &CampaignSettings) -> CampaignReport {
             n.stats().ops - base.stats().ops
         }
         Run::Cut(..) => 0,
-        Run::Broken(msg) => {
-            rep.invariant_violations = 1;
-            rep.failures.push(format!("uncut run: {msg}"));
+        Run::Broken(msg, _) => {
+            rep.setup_error = Some(format!("the uncut workload failed: {msg}"));
             return rep;
         }
     };
@@ -521,6 +541,7 @@ fn record(rep: &mut CampaignReport, o: CutOutcome, sum_ops: &mut u64) {
     if o.mount_failed {
         rep.mount_failures += 1;
     }
+    rep.media_errors += o.media_error as u64;
     rep.lost_fsynced_bytes += o.lost;
     if let Some(v) = o.violation {
         rep.invariant_violations += 1;
