@@ -275,6 +275,7 @@ enum Run {
 
 fn run_workload(mut nand: Nand, s: &CampaignSettings, ops: &[Op], cut: Option<u64>) -> Run {
     let start = nand.stats().ops;
+    let media0 = nand.stats().uncorrectable_reads;
     nand.arm_power_cut(cut.map(|c| start + c));
     let mut t = Tracker::default();
     for (path, data) in prefill(s) {
@@ -284,7 +285,10 @@ fn run_workload(mut nand: Nand, s: &CampaignSettings, ops: &[Op], cut: Option<u6
     let mut fs = match mount(nand, s) {
         Ok(fs) => fs,
         Err((Some(n), e)) if n.is_powered_off() && e.is_power_cut() => return Run::Cut(n, t),
-        Err((_, e)) => return Run::Broken(format!("mount before workload: {e}"), is_media_error(&e)),
+        Err((n, e)) => {
+            let media = is_media_error(&e) || n.is_some_and(|n| n.stats().uncorrectable_reads > media0);
+            return Run::Broken(format!("mount before workload: {e}"), media);
+        }
     };
     let mut held = Vec::new();
     for (i, op) in ops.iter().enumerate() {
@@ -295,7 +299,10 @@ fn run_workload(mut nand: Nand, s: &CampaignSettings, ops: &[Op], cut: Option<u6
                 t.note(op);
                 return Run::Cut(fs.into_ubi().into_nand(), t);
             }
-            Err(e) => return Run::Broken(format!("op {i} {op:?}: {e}"), is_media_error(&e)),
+            Err(e) => {
+                let media = is_media_error(&e) || fs.ubi().nand().stats().uncorrectable_reads > media0;
+                return Run::Broken(format!("op {i} {op:?}: {e}"), media);
+            }
             Ok(_) if powered_off => {
                 t.note(op);
                 return Run::Cut(fs.into_ubi().into_nand(), t);
@@ -305,7 +312,7 @@ fn run_workload(mut nand: Nand, s: &CampaignSettings, ops: &[Op], cut: Option<u6
                 let want = apply_model(&mut t.model, &mut t.held, op);
                 if got != want {
                     let msg = format!("op {i} {op:?}: fs {got:?} model {want:?}");
-                    return Run::Broken(msg, false);
+                    return Run::Broken(msg, fs.ubi().nand().stats().uncorrectable_reads > media0);
                 }
                 if want.is_ok() {
                     t.note(op);
@@ -361,28 +368,42 @@ fn lost_bytes(fs: &mut Fs, t: &Tracker) -> Result<u64, String> {
 }
 
 /// After recovery the file system must accept new data durably.
-fn usable(mut fs: Fs, s: &CampaignSettings) -> Result<(), String> {
+fn usable(fs: Fs, s: &CampaignSettings, media0: u64) -> Result<(), (String, bool)> {
+    let mut last = None;
+    let r = usable_inner(fs, s, &mut last);
+    r.map_err(|(msg, media)| (msg, media || last.is_some_and(|n| n > media0)))
+}
+
+/// [`usable`]'s checks; `media` in the error when an injected uncorrectable read
+/// caused it; `last` gets the device's uncorrectable-read count when known.
+fn usable_inner(mut fs: Fs, s: &CampaignSettings, last: &mut Option<u64>) -> Result<(), (String, bool)> {
+    let fail = |what: &str, e: FsError| (format!("{what}: {e}"), is_media_error(&e));
     let data: Vec<u8> = (0..5000u32).map(|i| (i * 7) as u8).collect();
     let _ = fs.unlink("/pc_check");
     let full = |e: &FsError| e.errno() == crate::Errno::ENOSPC;
     let fd = match fs.create("/pc_check") {
         Ok(fd) => fd,
         Err(e) if full(&e) => return Ok(()),
-        Err(e) => return Err(format!("create after recovery: {e}")),
+        Err(e) => return Err(fail("create after recovery", e)),
     };
     match fs.write(fd, 0, &data) {
         Ok(_) => {}
         Err(e) if full(&e) => return Ok(()),
-        Err(e) => return Err(format!("write after recovery: {e}")),
+        Err(e) => return Err(fail("write after recovery", e)),
     }
-    fs.fsync(fd).map_err(|e| format!("fsync after recovery: {e}"))?;
+    fs.fsync(fd).map_err(|e| fail("fsync after recovery", e))?;
+    *last = Some(fs.ubi().nand().stats().uncorrectable_reads);
     let mut n = fs.into_ubi().into_nand();
     n.reboot();
-    let mut fs = mount(n, s).map_err(|(_, e)| format!("second mount: {e}"))?;
-    fs.check_invariants().map_err(|e| format!("invariants after second mount: {e}"))?;
-    match read_path(&mut fs, "/pc_check") {
+    let mut fs = mount(n, s).map_err(|(_, e)| fail("second mount", e))?;
+    *last = Some(fs.ubi().nand().stats().uncorrectable_reads);
+    fs.check_invariants().map_err(|e| fail("invariants after second mount", e))?;
+    let got = read_path(&mut fs, "/pc_check");
+    *last = Some(fs.ubi().nand().stats().uncorrectable_reads);
+    match got {
         Ok(b) if b == data => Ok(()),
-        other => Err(format!("post-recovery file wrong: {:?}", other.map(|b| b.len()))),
+        Ok(b) => Err((format!("post-recovery file wrong: {} bytes", b.len()), false)),
+        Err(e) => Err(fail("read after recovery", e)),
     }
 }
 
@@ -421,9 +442,11 @@ fn run_cut(base: &Nand, s: &CampaignSettings, ops: &[Op], cut: u64) -> CutOutcom
     out.reached = true;
     nand.reboot();
     let ops0 = nand.stats().ops;
+    // Injected uncorrectable reads make a failure a media error, not a recovery bug.
+    let media0 = base.stats().uncorrectable_reads;
     let mut fs = match mount(nand, s) {
         Ok(fs) => fs,
-        Err((_, e)) if is_media_error(&e) => {
+        Err((n, e)) if is_media_error(&e) || n.as_ref().is_some_and(|n| n.stats().uncorrectable_reads > media0) => {
             out.media_error = true;
             return out;
         }
@@ -435,20 +458,31 @@ fn run_cut(base: &Nand, s: &CampaignSettings, ops: &[Op], cut: u64) -> CutOutcom
     };
     out.recovered = true;
     out.recovery_ops = fs.ubi().nand().stats().ops - ops0;
+    let media = |fs: &Fs| fs.ubi().nand().stats().uncorrectable_reads > media0;
     if let Err(e) = fs.check_invariants() {
-        out.violation = Some(format!("cut {cut}: {e}"));
+        out.media_error = media(&fs);
+        if !out.media_error {
+            out.violation = Some(format!("cut {cut}: {e}"));
+        }
         return out;
     }
     match lost_bytes(&mut fs, &t) {
         Ok(l) => out.lost = l,
         Err(e) => out.violation = Some(format!("cut {cut}: {e}")),
     }
+    if (out.lost > 0 || out.violation.is_some()) && media(&fs) {
+        // Data unreadable because of an injected media error is not lost by recovery.
+        (out.lost, out.violation, out.media_error) = (0, None, true);
+        return out;
+    }
     if out.lost > 0 {
         let d = t.detail.borrow().join("; ");
         out.violation.get_or_insert(format!("cut {cut}: lost {} fsynced bytes ({d})", out.lost));
     }
-    if let Err(e) = usable(fs, s) {
-        out.violation = Some(format!("cut {cut}: {e}"));
+    match usable(fs, s, media0) {
+        Err((_, true)) => out.media_error = true,
+        Err((e, false)) => out.violation = Some(format!("cut {cut}: {e}")),
+        Ok(()) => {}
     }
     out
 }
