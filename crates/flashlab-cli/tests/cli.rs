@@ -179,6 +179,8 @@ fn bad_trace_line_names_file_line_and_field() {
 fn bench_quick_reports_rates() {
     let out = ok(&["bench", "--quick"]);
     assert!(out.contains("counting-wasim") && out.contains("requests/s"));
+    // The descriptions state the reduced work.
+    assert!(out.contains("1 plane x 1024 blocks") && out.contains("trace of 125000 4 KiB writes"), "{out}");
 }
 
 #[test]
@@ -283,3 +285,6 @@ fn reproduce_wpo_gc_quick_writes_table_plots_and_json() {
     let e = fails(&["reproduce", "nosuch"]);
     assert!(e.contains("available: wpo-gc, ubifs-hotdata"), "{e}");
 }
+
+mod hostile;
+mod new_user;

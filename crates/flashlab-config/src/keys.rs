@@ -112,6 +112,26 @@ pub fn line_of(text: &str, key: &str) -> Option<usize> {
     None
 }
 
+/// The dotted key set on 1-based `line` of `text` (or the section its header opens).
+pub fn key_at_line(text: &str, line: usize) -> Option<String> {
+    let mut section = String::new();
+    for (i, l) in text.lines().enumerate().take(line) {
+        let l = l.trim();
+        let header = l.strip_prefix("[[").and_then(|h| h.strip_suffix("]]"));
+        if let Some(h) = header.or_else(|| l.strip_prefix('[').and_then(|h| h.strip_suffix(']'))) {
+            section = h.trim().to_string();
+            if i + 1 == line {
+                return Some(section);
+            }
+        } else if i + 1 == line {
+            let (k, _) = l.split_once('=')?;
+            let k = k.trim().trim_matches('"');
+            return Some(if section.is_empty() { k.to_string() } else { format!("{section}.{k}") });
+        }
+    }
+    None
+}
+
 /// Reject any key of `tree` that is not a valid configuration key.
 pub fn check_known(tree: &toml::Value, text: &str, source: &str) -> Result<(), ConfigError> {
     let known = known_keys();

@@ -6,10 +6,10 @@ use serde::Deserialize;
 
 /// Parse `text` (named `source` in errors), apply `sets`, deserialise.
 pub fn parse_with_overrides(text: &str, source: &str, sets: &[String]) -> Result<RawConfig, ConfigError> {
-    let mut tree: toml::Value = toml::from_str(text).map_err(|e| syntax(source, &e))?;
+    let mut tree: toml::Value = toml::from_str(text).map_err(|e| syntax(source, text, &e))?;
     check_known(&tree, text, source)?;
     // Deserialise the file alone first: type errors then carry the file's line numbers.
-    toml::from_str::<RawConfig>(text).map_err(|e| syntax(source, &e))?;
+    toml::from_str::<RawConfig>(text).map_err(|e| syntax(source, text, &e))?;
     for arg in sets {
         apply_set(&mut tree, arg)?;
     }
@@ -20,8 +20,19 @@ pub fn parse_with_overrides(text: &str, source: &str, sets: &[String]) -> Result
         .map_err(|e| ConfigError::SetValue { key: "(overrides)".into(), message: one_line(&e.to_string()) })
 }
 
-fn syntax(source: &str, e: &toml::de::Error) -> ConfigError {
-    ConfigError::Syntax { source_name: source.to_string(), message: one_line(&e.to_string()) }
+/// A TOML error as `FILE:LINE: KEY: message` (the key whose value is at fault, when
+/// the error points at a `key = value` line or a `[section]` header).
+fn syntax(source: &str, text: &str, e: &toml::de::Error) -> ConfigError {
+    let message = one_line(e.message());
+    let Some(span) = e.span() else {
+        return ConfigError::Syntax { source_name: source.to_string(), message: one_line(&e.to_string()) };
+    };
+    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+    let location = match crate::keys::key_at_line(text, line) {
+        Some(key) => format!("{source}:{line}: {key}"),
+        None => format!("{source}:{line}"),
+    };
+    ConfigError::Syntax { source_name: location, message }
 }
 
 /// toml's messages span several lines (a caret diagram); keep the location and the message.

@@ -97,7 +97,11 @@ impl RawConfig {
 
     fn victim(&self) -> Result<VictimPolicy, ConfigError> {
         let g = &self.gc;
-        Ok(match VictimPolicy::from_name(&g.victim, g.d_choices)? {
+        let policy = VictimPolicy::from_name(&g.victim, g.d_choices).map_err(|e| match e {
+            flashlab_ftl::FtlError::DChoices => ConfigError::from(e),
+            e => ConfigError::Setting { key: "gc.victim".into(), message: e.to_string() },
+        })?;
+        Ok(match policy {
             VictimPolicy::Weco { .. } if !(0.0..=1.0).contains(&g.weco_weight) => {
                 return Err(ConfigError::invalid("gc.weco_weight", g.weco_weight, "expected a weight from 0 to 1"))
             }
@@ -174,7 +178,8 @@ impl RawConfig {
                 static_threshold: self.wear.static_threshold,
                 static_check_erases: self.wear.static_check_erases,
             },
-            stripe: StripeOrder::parse(&self.ftl.stripe_order)?,
+            stripe: StripeOrder::parse(&self.ftl.stripe_order)
+                .map_err(|e| ConfigError::Setting { key: "ftl.stripe_order".into(), message: e.to_string() })?,
             separate_gc_frontier: self.ftl.separate_gc_frontier,
             host_streams: self.ftl.host_streams,
             strict: self.sim.strict,
@@ -367,7 +372,12 @@ impl RawHotness {
             min_writes: self.oracle_min_writes,
         };
         oracle.validate().map_err(|e| {
-            ConfigError::invalid("hotness.oracle_window_writes", self.oracle_window_writes, e.to_string())
+            let min_bad = self.oracle_min_writes == 0 || self.oracle_min_writes > self.oracle_window_writes;
+            let (key, value) = match min_bad {
+                true => ("hotness.oracle_min_writes", self.oracle_min_writes),
+                false => ("hotness.oracle_window_writes", self.oracle_window_writes),
+            };
+            ConfigError::invalid(key, value, e.to_string())
         })?;
         Ok(HotnessSettings {
             identifiers: self.identifiers.clone(),
