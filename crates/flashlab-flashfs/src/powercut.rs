@@ -249,8 +249,9 @@ fn build_base(s: &CampaignSettings) -> Result<Nand, String> {
     let vol = ubi.create_volume("flashfs", 0).map_err(|e| e.to_string())?;
     let mut fs = Fs::format(ubi, vol, s.fs.clone()).map_err(|f| f.error.to_string())?;
     for (path, data) in prefill(s) {
-        let fd = fs.create(&path).map_err(|e| format!("prefill: {e}"))?;
-        fs.write(fd, 0, &data).map_err(|e| format!("prefill: {e}"))?;
+        let prefill_err = |e: FsError| format!("prefill of flashfs.prefill_bytes = {}: {e}", s.prefill_bytes);
+        let fd = fs.create(&path).map_err(prefill_err)?;
+        fs.write(fd, 0, &data).map_err(prefill_err)?;
         fs.close(fd).map_err(|e| e.to_string())?;
     }
     let ubi = fs.unmount().map_err(|f| f.error.to_string())?;
