@@ -6,10 +6,16 @@
 //! before the *floor* (the earliest time any future transfer may be ready) can never
 //! matter again and are pruned from the front, which keeps the list short: it spans
 //! only the transfers booked ahead of the current time.
+//!
+//! Every transfer has the same length (one page), so a gap shorter than it can never be
+//! used: a booking that leaves such a gap to a neighbour is merged with it (unless
+//! either is a displaceable GC transfer). Every remaining gap between slots can take a
+//! transfer, so finding the earliest free slot stops at the first gap after the ready
+//! time: a saturated stretch of the bus is one slot, not thousands.
 
-/// A booked transfer: `[start, end)`, and who booked it (0: not displaceable; die + 1:
-/// a GC transfer of that die, which a host transfer may displace under
-/// `timing.bus_arbitration = "host-first"`).
+/// Booked bus time `[start, end)` (one transfer, or several merged with the dead gaps
+/// between them), and who booked it (0: fixed; die + 1: a GC transfer of that die,
+/// which a host transfer may displace under `timing.bus_arbitration = "host-first"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Slot {
     pub start: u64,
@@ -17,100 +23,208 @@ pub(crate) struct Slot {
     pub owner: u32,
 }
 
-#[derive(Clone, Debug, Default)]
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    slot: Slot,
+    next: u32,
+    /// The next node's start (u64::MAX if none): the common "fits before the next
+    /// slot" test needs no load of the next node.
+    next_start: u64,
+}
+
+/// One channel's calendar: the live slots as a sorted singly linked list in a flat
+/// arena (a booking in the middle of a long backlog — an overloaded device books
+/// seconds ahead — moves nothing), and per die of the channel a cursor at the slot
+/// holding its last transfer. A die's next transfer is ready no earlier than its last
+/// one ended, so the search for it starts at its cursor, usually a slot or two before
+/// where it lands.
+#[derive(Clone, Debug)]
 pub(crate) struct Calendar {
-    /// Sorted by start; intervals never overlap, so ends are sorted too.
-    slots: Vec<Slot>,
-    /// Slots before `head` ended at or before the floor.
-    head: usize,
+    nodes: Vec<Node>,
+    /// First live slot and its start, and the list of free nodes.
+    head: u32,
+    head_start: u64,
+    free: u32,
+    /// Per die of the channel: a node whose start is at or before its last transfer's
+    /// start, or NIL (search from the head).
+    cursor: Vec<u32>,
 }
 
 impl Calendar {
+    pub fn new(dies: usize) -> Self {
+        Calendar { nodes: Vec::new(), head: NIL, head_start: u64::MAX, free: NIL, cursor: vec![NIL; dies] }
+    }
+
+    #[inline]
+    fn node(&self, i: u32) -> &Node {
+        &self.nodes[i as usize]
+    }
+
+    /// The node after `prev` (the head after NIL) and its start.
+    #[inline]
+    fn after(&self, prev: u32) -> (u32, u64) {
+        match prev {
+            NIL => (self.head, self.head_start),
+            p => (self.node(p).next, self.node(p).next_start),
+        }
+    }
+
+    /// Make `i` (start `start`) follow `prev` (NIL: the head).
+    #[inline]
+    fn link(&mut self, prev: u32, i: u32, start: u64) {
+        match prev {
+            NIL => (self.head, self.head_start) = (i, start),
+            p => {
+                self.nodes[p as usize].next = i;
+                self.nodes[p as usize].next_start = start;
+            }
+        }
+    }
+
+    /// Free node `i`; cursors on it move to `instead` (a node before it, or NIL).
+    fn release(&mut self, i: u32, instead: u32) {
+        self.cursor.iter_mut().filter(|c| **c == i).for_each(|c| *c = instead);
+        self.nodes[i as usize].next = self.free;
+        self.free = i;
+    }
+
+    fn alloc(&mut self, node: Node) -> u32 {
+        if self.free == NIL {
+            self.nodes.push(node);
+            return (self.nodes.len() - 1) as u32;
+        }
+        let i = self.free;
+        self.free = self.node(i).next;
+        self.nodes[i as usize] = node;
+        i
+    }
+
     /// Forget slots that end at or before `floor`.
     #[inline]
     pub fn prune(&mut self, floor: u64) {
-        while self.head < self.slots.len() && self.slots[self.head].end <= floor {
-            self.head += 1;
-        }
-        if self.head >= 64 && self.head * 2 >= self.slots.len() {
-            self.slots.drain(..self.head);
-            self.head = 0;
+        while self.head != NIL && self.node(self.head).slot.end <= floor {
+            let h = *self.node(self.head);
+            let old = self.head;
+            (self.head, self.head_start) = (h.next, h.next_start);
+            self.release(old, NIL);
         }
     }
 
-    /// Index of the first live slot that ends after `t`.
+    /// Where a search for die `who` at `t` starts: the node before the first one to
+    /// look at (NIL: none), and the earliest start after it.
     #[inline]
-    fn first_ending_after(&self, t: u64) -> usize {
-        self.head + self.slots[self.head..].partition_point(|s| s.end <= t)
+    fn start(&self, t: u64, who: usize) -> (u32, u64) {
+        let c = self.cursor[who];
+        if c != NIL && self.node(c).slot.start <= t {
+            (c, t.max(self.node(c).slot.end))
+        } else {
+            (NIL, t)
+        }
     }
 
-    /// Earliest start `>= ready` of a free interval of `len`, treating slots for which
-    /// `ignore` holds as free; and the index a slot starting there would take.
+    /// Earliest start `>= ready` of a free interval of `len` for die `who`, treating
+    /// slots for which `ignore` holds as free; and the nodes before and after it.
     #[inline]
-    pub fn earliest(&self, ready: u64, len: u64, ignore: impl Fn(&Slot) -> bool) -> (u64, usize) {
-        // Fast path: nothing booked after `ready`.
-        if self.slots.last().is_none_or(|s| s.end <= ready) {
-            return (ready, self.slots.len());
-        }
-        let mut at = ready;
-        let mut i = self.first_ending_after(ready);
-        while i < self.slots.len() {
-            let s = self.slots[i];
-            if !ignore(&s) {
-                if at + len <= s.start {
-                    break;
-                }
-                at = at.max(s.end);
+    pub fn earliest(&self, ready: u64, len: u64, who: usize, ignore: impl Fn(&Slot) -> bool) -> (u64, u32, u32) {
+        let (mut prev, mut at) = self.start(ready, who);
+        loop {
+            let (cur, cur_start) = self.after(prev);
+            if cur == NIL || at + len <= cur_start {
+                return (at, prev, cur);
             }
-            i += 1;
+            let n = self.node(cur);
+            if !ignore(&n.slot) {
+                at = at.max(n.slot.end);
+            }
+            prev = cur;
         }
-        // Insertion index among all slots (ignored ones included) for a start at `at`.
-        let idx = self.head + self.slots[self.head..].partition_point(|s| s.start < at);
-        (at, idx)
     }
 
-    /// Book `[start, start + len)` at index `idx` (from [`Calendar::earliest`]).
+    /// Book for die `who` the earliest free interval of `len` at or after `ready`;
+    /// returns its start. A fixed booking (`owner` 0) merges with fixed neighbours it
+    /// leaves a gap shorter than `len` to.
     #[inline]
-    pub fn insert(&mut self, idx: usize, start: u64, len: u64, owner: u32) {
-        debug_assert!(idx == self.slots.len() || self.slots[idx].start >= start + len);
-        debug_assert!(idx == self.head || idx == 0 || self.slots[idx - 1].end <= start);
-        self.slots.insert(idx, Slot { start, end: start + len, owner });
+    pub fn book(&mut self, ready: u64, len: u64, owner: u32, who: usize) -> u64 {
+        let (start, prev, next) = self.earliest(ready, len, who, |_| false);
+        let end = start + len;
+        let merge_prev = owner == 0 && prev != NIL && {
+            let p = self.node(prev).slot;
+            p.owner == 0 && start - p.end < len
+        };
+        let next_start = self.after(prev).1;
+        let merge_next = owner == 0 && next != NIL && next_start - end < len && self.node(next).slot.owner == 0;
+        let at = match (merge_prev, merge_next) {
+            (true, true) => {
+                let n = *self.node(next);
+                let p = &mut self.nodes[prev as usize];
+                (p.slot.end, p.next, p.next_start) = (n.slot.end, n.next, n.next_start);
+                self.release(next, prev);
+                prev
+            }
+            (true, false) => {
+                self.nodes[prev as usize].slot.end = end;
+                prev
+            }
+            (false, true) => {
+                self.nodes[next as usize].slot.start = start;
+                self.link(prev, next, start);
+                next
+            }
+            (false, false) => {
+                let i = self.alloc(Node { slot: Slot { start, end, owner }, next, next_start });
+                self.link(prev, i, start);
+                i
+            }
+        };
+        self.cursor[who] = at;
+        start
     }
 
-    /// Book the earliest free interval of `len` at or after `ready`; returns its start.
-    #[inline]
-    pub fn book(&mut self, ready: u64, len: u64, owner: u32) -> u64 {
-        let (at, idx) = self.earliest(ready, len, |_| false);
-        self.insert(idx, at, len, owner);
-        at
-    }
-
-    /// Remove and return the slots overlapping `[from, to)` (all must be ignorable by the caller).
+    /// Remove and return the slots overlapping `[from, to)` (all must be ignorable by
+    /// the caller).
     pub fn take_overlapping(&mut self, from: u64, to: u64, out: &mut Vec<Slot>) {
-        let i = self.first_ending_after(from);
-        let mut j = i;
-        while j < self.slots.len() && self.slots[j].start < to {
-            j += 1;
-        }
-        out.extend(self.slots.drain(i..j));
-    }
-
-    /// First instant at or after `t` at which the bus is not transferring.
-    pub fn idle_at(&self, t: u64) -> u64 {
-        let mut at = t;
-        for s in &self.slots[self.first_ending_after(t)..] {
-            if s.start > at {
-                break;
+        let mut prev = NIL;
+        loop {
+            let (cur, cur_start) = self.after(prev);
+            if cur == NIL || cur_start >= to {
+                return;
             }
-            at = at.max(s.end);
+            let n = *self.node(cur);
+            if n.slot.end > from {
+                out.push(n.slot);
+                self.link(prev, n.next, n.next_start);
+                self.release(cur, prev);
+            } else {
+                prev = cur;
+            }
         }
-        at
     }
 
-    /// Live slots (for invariant checks in tests).
+    /// First instant at or after `t` at which the bus is not transferring (searching
+    /// from die `who`'s cursor).
+    pub fn idle_at(&self, t: u64, who: usize) -> u64 {
+        let (mut prev, mut at) = self.start(t, who);
+        loop {
+            let (cur, cur_start) = self.after(prev);
+            if cur == NIL || cur_start > at {
+                return at;
+            }
+            at = at.max(self.node(cur).slot.end);
+            prev = cur;
+        }
+    }
+
+    /// Live slots in order (for invariant checks in tests).
     #[cfg(test)]
-    pub fn live(&self) -> &[Slot] {
-        &self.slots[self.head..]
+    pub fn live(&self) -> Vec<Slot> {
+        let (mut out, mut cur) = (Vec::new(), self.head);
+        while cur != NIL {
+            out.push(self.node(cur).slot);
+            cur = self.node(cur).next;
+        }
+        out
     }
 }
 
@@ -119,41 +233,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn books_earliest_gap_and_backfills() {
-        let mut c = Calendar::default();
-        assert_eq!(c.book(100, 10, 0), 100);
-        assert_eq!(c.book(100, 10, 0), 110);
-        assert_eq!(c.book(200, 10, 0), 200);
-        // A gap of 80 between 120 and 200: back-filled by a transfer ready at 50.
-        assert_eq!(c.book(50, 10, 0), 50);
-        assert_eq!(c.book(115, 10, 0), 120);
-        assert_eq!(c.book(125, 80, 0), 210);
-        assert_eq!(c.book(125, 70, 0), 130);
-        let starts: Vec<u64> = c.live().iter().map(|s| s.start).collect();
-        assert_eq!(starts, vec![50, 100, 110, 120, 130, 200, 210]);
-        assert_eq!(c.idle_at(100), 290);
-        assert_eq!(c.idle_at(60), 60);
+    fn books_earliest_gap_backfills_and_merges_dead_gaps() {
+        let mut c = Calendar::new(1);
+        assert_eq!(c.book(100, 10, 0, 0), 100);
+        assert_eq!(c.book(100, 10, 0, 0), 110);
+        assert_eq!(c.book(200, 10, 0, 0), 200);
+        // The gap [120, 200) is back-filled by a transfer ready at 115.
+        assert_eq!(c.book(115, 10, 0, 0), 120);
+        // Ready at 50, before everything booked: it goes first.
+        assert_eq!(c.book(50, 10, 0, 0), 50);
+        // Leaves [135, 145) free: too short for a transfer, so merged.
+        assert_eq!(c.book(145, 10, 0, 0), 145);
+        let spans: Vec<(u64, u64)> = c.live().iter().map(|s| (s.start, s.end)).collect();
+        assert_eq!(spans, vec![(50, 60), (100, 130), (145, 155), (200, 210)]);
+        assert_eq!(c.book(125, 10, 0, 0), 130);
+        let spans: Vec<(u64, u64)> = c.live().iter().map(|s| (s.start, s.end)).collect();
+        assert_eq!(spans, vec![(50, 60), (100, 155), (200, 210)], "[130, 140) joined both neighbours");
+        assert_eq!(c.idle_at(100, 0), 155);
+        assert_eq!(c.idle_at(60, 0), 60);
         c.prune(125);
-        assert_eq!(c.live().len(), 4, "[120, 130) still ends after the floor");
-        assert_eq!(c.book(125, 5, 0), 290);
+        assert_eq!(c.live().len(), 2, "[100, 155) still ends after the floor");
+        assert_eq!(c.book(125, 10, 0, 0), 155);
     }
 
     #[test]
     fn ignored_slots_are_free_and_can_be_taken_out() {
-        let mut c = Calendar::default();
-        c.book(100, 10, 3);
-        c.book(110, 10, 0);
-        let (at, _) = c.earliest(95, 10, |s| s.owner == 3);
+        let mut c = Calendar::new(1);
+        c.book(100, 10, 3, 0);
+        c.book(110, 10, 0, 0);
+        let (at, _, _) = c.earliest(95, 10, 0, |s| s.owner == 3);
         assert_eq!(at, 95, "ignoring the GC slot at 100, the host slot fits before 110");
         let mut out = Vec::new();
         c.take_overlapping(95, 105, &mut out);
         assert_eq!(out, vec![Slot { start: 100, end: 110, owner: 3 }]);
-        assert_eq!(c.book(95, 10, 0), 95);
-        assert_eq!(c.book(100, 10, 3), 120);
+        assert_eq!(c.book(95, 10, 0, 0), 95);
+        assert_eq!(c.book(100, 10, 3, 0), 120);
     }
 
-    /// Model check against a brute-force oracle: random bookings never overlap, each
-    /// starts at the earliest instant >= ready at which `len` fits.
+    /// Model check against a brute-force oracle: random bookings of one length never
+    /// overlap, each starts at the earliest instant >= ready at which it fits.
     #[test]
     fn matches_a_brute_force_oracle() {
         let mut x = 0x1234_5678_9abc_def0u64;
@@ -163,13 +281,19 @@ mod tests {
             x ^= x << 17;
             x % n
         };
-        let mut c = Calendar::default();
-        let mut busy = vec![false; 4000];
-        for _ in 0..300 {
-            let (ready, len) = (rnd(3000), 1 + rnd(20));
+        let mut c = Calendar::new(2);
+        let mut busy = vec![false; 40_000];
+        let mut floor = 0;
+        for n in 0..2000 {
+            // Bookings are never ready before the floor.
+            let (ready, len) = (floor + rnd(15_000), 7);
             let want = (ready..).find(|&s| (s..s + len).all(|t| !busy[t as usize])).unwrap();
-            assert_eq!(c.book(ready, len, 0), want);
+            assert_eq!(c.book(ready, len, 0, n % 2), want);
             (want..want + len).for_each(|t| busy[t as usize] = true);
+            if n % 500 == 499 {
+                floor += rnd(3000);
+                c.prune(floor);
+            }
         }
     }
 }

@@ -28,6 +28,9 @@ impl Timeline {
     #[inline]
     pub fn defer(&mut self, op: FlashOp, program: Option<FlashOp>, not_before: u64) {
         let die = self.die_of(op.plane);
+        if self.pending[die].is_empty() {
+            self.due = self.due.min(not_before.max(self.die_free[die]));
+        }
         self.pending[die].push_back(Deferred { op, program, not_before });
         if !self.listed[die] {
             self.listed[die] = true;
@@ -48,18 +51,29 @@ impl Timeline {
     }
 
     /// Book every queued operation that starts before `t`.
+    #[inline]
     pub fn catch_up(&mut self, t: u64) {
-        let mut i = 0;
+        // `due` is a lower bound of every queued operation's start (starts only move
+        // later, except when host-first arbitration moves a GC transfer, which resets it).
+        if t <= self.due {
+            return;
+        }
+        let (mut i, mut due) = (0, u64::MAX);
         while i < self.pending_dies.len() {
             let die = self.pending_dies[i] as usize;
             self.catch_up_die(die, t);
-            if self.pending[die].is_empty() {
-                self.listed[die] = false;
-                self.pending_dies.swap_remove(i);
-            } else {
-                i += 1;
+            match self.pending[die].front() {
+                None => {
+                    self.listed[die] = false;
+                    self.pending_dies.swap_remove(i);
+                }
+                Some(d) => {
+                    due = due.min(d.not_before.max(self.die_free[die]));
+                    i += 1;
+                }
             }
         }
+        self.due = due;
     }
 
     /// Book the operations queued on `die` that start before `t`.
@@ -93,7 +107,7 @@ impl Timeline {
 
     /// When a background GC step on `die` could start: the die idle, then the bus idle.
     pub fn idle_start(&self, die: usize) -> u64 {
-        self.bus_idle_at(self.channel_of(die), self.die_free[die].max(self.floor))
+        self.bus_idle_at(die, self.die_free[die].max(self.floor))
     }
 
     #[inline]

@@ -74,7 +74,10 @@ pub struct Timeline {
     xfer_ns: u64,
     /// Planes per array resource (a die, or a chip without die interleaving).
     planes_per_res: u32,
-    res_per_channel: u32,
+    /// Lookup tables (no division in the hot path): die of each plane; channel of each
+    /// die and its index among the channel's dies.
+    plane_die: Vec<u32>,
+    die_chan: Vec<(u32, u32)>,
     pub die_free: Vec<u64>,
     /// Per die: command + array + own transfer time.
     pub die_busy_ns: Vec<u64>,
@@ -102,6 +105,8 @@ pub struct Timeline {
     pub(crate) pending: Vec<VecDeque<Deferred>>,
     pub(crate) pending_dies: Vec<u32>,
     pub(crate) listed: Vec<bool>,
+    /// No queued operation starts before this.
+    pub(crate) due: u64,
 }
 
 impl Timeline {
@@ -116,12 +121,13 @@ impl Timeline {
             t,
             xfer_ns: (geo.page_bytes as u64 * t.byte_ps).div_ceil(1000),
             planes_per_res,
-            res_per_channel,
+            plane_die: (0..geo.planes()).map(|p| p / planes_per_res).collect(),
+            die_chan: (0..res as u32).map(|d| (d / res_per_channel, d % res_per_channel)).collect(),
             die_free: vec![0; res],
             die_busy_ns: vec![0; res],
             die_wait_ns: vec![0; res],
             chan_busy_ns: vec![0; channels],
-            cal: vec![Calendar::default(); channels],
+            cal: vec![Calendar::new(res_per_channel as usize); channels],
             floor: 0,
             gc_until: vec![0; res],
             gc_xfer: vec![NO_GC_XFER; res],
@@ -135,6 +141,7 @@ impl Timeline {
             pending: vec![VecDeque::new(); res],
             pending_dies: Vec::new(),
             listed: vec![false; res],
+            due: u64::MAX,
         }
     }
 
@@ -146,18 +153,20 @@ impl Timeline {
     /// Array resource (die, or chip without die interleaving) of a plane index.
     #[inline]
     pub fn die_of(&self, plane: u32) -> usize {
-        (plane / self.planes_per_res) as usize
+        self.plane_die[plane as usize] as usize
     }
 
     /// Channel of an array resource.
     #[inline]
     pub fn channel_of(&self, die: usize) -> usize {
-        die / self.res_per_channel as usize
+        self.die_chan[die].0 as usize
     }
 
-    /// First instant at or after `t` at which channel `ch` is not transferring.
-    pub fn bus_idle_at(&self, ch: usize, t: u64) -> u64 {
-        self.cal[ch].idle_at(t)
+    /// First instant at or after `t` at which the channel of `die` is not transferring
+    /// (`t` at or after the die's last transfer started).
+    pub fn bus_idle_at(&self, die: usize, t: u64) -> u64 {
+        let (ch, who) = self.die_chan[die];
+        self.cal[ch as usize].idle_at(t, who as usize)
     }
 
     /// Schedule `op`, ready at `ready`, now (no queued GC is booked first; see
@@ -213,40 +222,42 @@ impl Timeline {
     /// Book a page transfer of `die` ready at `ready`; returns its start.
     #[inline]
     fn transfer(&mut self, die: usize, ready: u64, cause: Cause) -> u64 {
-        let ch = self.channel_of(die);
+        let (ch, who) = self.die_chan[die];
+        let (ch, who) = (ch as usize, who as usize);
         debug_assert!(ready >= self.floor, "transfer ready at {ready} before the floor {}", self.floor);
         self.cal[ch].prune(self.floor);
         self.chan_busy_ns[ch] += self.xfer_ns;
         match (cause, self.t.bus_arbitration) {
-            (Cause::Host, BusArbitration::HostFirst) => self.transfer_host_first(ch, ready),
-            (Cause::Host, BusArbitration::Fifo) => self.cal[ch].book(ready, self.xfer_ns, 0),
-            _ => self.cal[ch].book(ready, self.xfer_ns, die as u32 + 1),
+            (Cause::Host, BusArbitration::HostFirst) => self.transfer_host_first(ch, ready, who),
+            (_, BusArbitration::Fifo) => self.cal[ch].book(ready, self.xfer_ns, 0, who),
+            (_, BusArbitration::HostFirst) => self.cal[ch].book(ready, self.xfer_ns, die as u32 + 1, who),
         }
     }
 
     /// A host transfer that goes before GC transfers not started when it is ready:
     /// each GC transfer in its way (necessarily its die's last booked operation) is
     /// booked again after it, and that GC operation ends correspondingly later.
-    fn transfer_host_first(&mut self, ch: usize, ready: u64) -> u64 {
+    fn transfer_host_first(&mut self, ch: usize, ready: u64, who: usize) -> u64 {
         let len = self.xfer_ns;
         let gc = &self.gc_xfer;
         let movable = |s: &Slot| s.owner > 0 && s.start >= ready && gc[s.owner as usize - 1].start == s.start;
-        let (at, _) = self.cal[ch].earliest(ready, len, movable);
+        let (at, _, _) = self.cal[ch].earliest(ready, len, who, movable);
         self.displaced.clear();
         self.cal[ch].take_overlapping(at, at + len, &mut self.displaced);
-        let x = self.cal[ch].book(ready, len, 0);
+        let x = self.cal[ch].book(ready, len, 0, who);
         debug_assert_eq!(x, at);
         for i in 0..self.displaced.len() {
             let s = self.displaced[i];
             let die = s.owner as usize - 1;
             let g = self.gc_xfer[die];
-            let nx = self.cal[ch].book(g.ready.max(self.floor), len, s.owner);
+            let nx = self.cal[ch].book(g.ready.max(self.floor), len, s.owner, self.die_chan[die].1 as usize);
             // The operation's end and its wait for the bus move by nx - s.start.
             self.die_free[die] = self.die_free[die] + nx - s.start;
             self.die_wait_ns[die] = self.die_wait_ns[die] + nx - s.start;
             self.gc_until[die] = self.die_free[die];
             self.gc_xfer[die].start = nx;
             self.gc_transfers_deferred += 1;
+            self.due = 0;
         }
         x
     }
@@ -282,10 +293,11 @@ impl Timeline {
     }
 
     /// Whether a GC migration from `read` to `program` may use copyback.
+    #[inline]
     pub fn copyback_allowed(&self, read: &FlashOp, program: &FlashOp) -> bool {
-        let same_die = self.die_of(read.plane) == self.die_of(program.plane);
-        let parity_ok = !self.t.copyback_same_parity || (read.page % self.ppb) % 2 == (program.page % self.ppb) % 2;
-        self.t.copyback && same_die && parity_ok
+        self.t.copyback
+            && self.die_of(read.plane) == self.die_of(program.plane)
+            && (!self.t.copyback_same_parity || (read.page % self.ppb) % 2 == (program.page % self.ppb) % 2)
     }
 
     /// A GC migration `read` → `program` within one die, by copyback if allowed:
