@@ -43,18 +43,29 @@ struct Node {
 #[derive(Clone, Debug)]
 pub(crate) struct Calendar {
     nodes: Vec<Node>,
-    /// First live slot and its start, and the list of free nodes.
+    /// First live slot and its start.
     head: u32,
     head_start: u64,
-    free: u32,
+    /// Free nodes (a stack: no load of a cold node to pop one).
+    free: Vec<u32>,
+    /// Whether any slot may be displaceable (owner > 0); if not, merging never checks owners.
+    movable: bool,
     /// Per die of the channel: a node whose start is at or before its last transfer's
     /// start, or NIL (search from the head).
     cursor: Vec<u32>,
 }
 
 impl Calendar {
-    pub fn new(dies: usize) -> Self {
-        Calendar { nodes: Vec::new(), head: NIL, head_start: u64::MAX, free: NIL, cursor: vec![NIL; dies] }
+    /// A calendar for `dies` dies; `movable`: displaceable GC slots may be booked.
+    pub fn new(dies: usize, movable: bool) -> Self {
+        Calendar {
+            nodes: Vec::new(),
+            head: NIL,
+            head_start: u64::MAX,
+            free: Vec::new(),
+            movable,
+            cursor: vec![NIL; dies],
+        }
     }
 
     #[inline]
@@ -86,19 +97,20 @@ impl Calendar {
     /// Free node `i`; cursors on it move to `instead` (a node before it, or NIL).
     fn release(&mut self, i: u32, instead: u32) {
         self.cursor.iter_mut().filter(|c| **c == i).for_each(|c| *c = instead);
-        self.nodes[i as usize].next = self.free;
-        self.free = i;
+        self.free.push(i);
     }
 
     fn alloc(&mut self, node: Node) -> u32 {
-        if self.free == NIL {
-            self.nodes.push(node);
-            return (self.nodes.len() - 1) as u32;
+        match self.free.pop() {
+            Some(i) => {
+                self.nodes[i as usize] = node;
+                i
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
         }
-        let i = self.free;
-        self.free = self.node(i).next;
-        self.nodes[i as usize] = node;
-        i
     }
 
     /// Forget slots that end at or before `floor`.
@@ -149,12 +161,13 @@ impl Calendar {
     pub fn book(&mut self, ready: u64, len: u64, owner: u32, who: usize) -> u64 {
         let (start, prev, next) = self.earliest(ready, len, who, |_| false);
         let end = start + len;
+        let fixed = |s: &Slot| !self.movable || s.owner == 0;
         let merge_prev = owner == 0 && prev != NIL && {
             let p = self.node(prev).slot;
-            p.owner == 0 && start - p.end < len
+            start - p.end < len && fixed(&p)
         };
         let next_start = self.after(prev).1;
-        let merge_next = owner == 0 && next != NIL && next_start - end < len && self.node(next).slot.owner == 0;
+        let merge_next = owner == 0 && next != NIL && next_start - end < len && fixed(&self.node(next).slot);
         let at = match (merge_prev, merge_next) {
             (true, true) => {
                 let n = *self.node(next);
@@ -234,7 +247,7 @@ mod tests {
 
     #[test]
     fn books_earliest_gap_backfills_and_merges_dead_gaps() {
-        let mut c = Calendar::new(1);
+        let mut c = Calendar::new(1, true);
         assert_eq!(c.book(100, 10, 0, 0), 100);
         assert_eq!(c.book(100, 10, 0, 0), 110);
         assert_eq!(c.book(200, 10, 0, 0), 200);
@@ -258,7 +271,7 @@ mod tests {
 
     #[test]
     fn ignored_slots_are_free_and_can_be_taken_out() {
-        let mut c = Calendar::new(1);
+        let mut c = Calendar::new(1, true);
         c.book(100, 10, 3, 0);
         c.book(110, 10, 0, 0);
         let (at, _, _) = c.earliest(95, 10, 0, |s| s.owner == 3);
@@ -281,7 +294,7 @@ mod tests {
             x ^= x << 17;
             x % n
         };
-        let mut c = Calendar::new(2);
+        let mut c = Calendar::new(2, false);
         let mut busy = vec![false; 40_000];
         let mut floor = 0;
         for n in 0..2000 {

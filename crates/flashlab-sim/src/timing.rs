@@ -127,7 +127,10 @@ impl Timeline {
             die_busy_ns: vec![0; res],
             die_wait_ns: vec![0; res],
             chan_busy_ns: vec![0; channels],
-            cal: vec![Calendar::new(res_per_channel as usize); channels],
+            cal: vec![
+                Calendar::new(res_per_channel as usize, t.bus_arbitration == BusArbitration::HostFirst);
+                channels
+            ],
             floor: 0,
             gc_until: vec![0; res],
             gc_xfer: vec![NO_GC_XFER; res],

@@ -4,6 +4,8 @@ use flashlab_nand::{Cause, Geometry, OpKind};
 use flashlab_sim::{run, run_synthetic, timing::Timeline, RunResult, SimError};
 use flashlab_trace::{Op, Request};
 
+mod timing;
+
 fn settings(sets: &[&str]) -> flashlab_sim::Settings {
     let mut all = vec![
         "device.channels=2",
