@@ -167,3 +167,79 @@ fn shared_channels_add_only_bus_contention_bounded_by_the_die_waits() {
         );
     }
 }
+
+/// Per-request latencies of a run.
+struct Latencies(Vec<u64>);
+
+impl flashlab_sim::Observer for Latencies {
+    fn wants_requests(&self) -> bool {
+        true
+    }
+    fn request(&mut self, r: &flashlab_sim::RequestRecord) {
+        if r.measured {
+            self.0.push(r.done_ns.expect("timed") - r.issue_ns.expect("timed"));
+        }
+    }
+}
+
+/// The issue's case, reduced: the same flash work as 8 channels × 2 chips × 2 dies and
+/// as 32 channels × 1 die (2 planes each, 7 % spare, tR 50 µs, tPROG 600 µs, tBERS 3 ms,
+/// 12 µs transfers, one write per 400 µs, greedy GC at 2 free blocks). Every NAND count
+/// is identical; every write completes no earlier on shared channels, and later by at
+/// most the bus waits there (docs/timing.md, "Bus contention bound").
+#[test]
+fn eight_by_four_and_thirty_two_by_one_differ_only_by_bus_contention() {
+    let run = |channels: &str, chips: &str, dies: &str| {
+        let sets: Vec<String> = [
+            channels,
+            chips,
+            dies,
+            "device.planes_per_die=2",
+            "device.blocks_per_plane=128",
+            "device.pages_per_block=32",
+            "device.page_bytes=4096",
+            "device.spare_factor=0.07",
+            "timing.read_us=50",
+            "timing.program_us=600",
+            "timing.erase_ms=3",
+            "timing.byte_ns=3",
+            "gc.victim=greedy",
+            "gc.free_blocks_min=2",
+            "workload.prefill=true",
+            "workload.warmup=20000",
+            "workload.requests=30000",
+            "workload.arrival=fixed",
+            "workload.interarrival_us=400",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let s = flashlab_config::load("", "test", &sets).unwrap().1;
+        let mut lat = Latencies(Vec::new());
+        let r = flashlab_sim::run_synthetic_observed(&s, &mut lat).unwrap();
+        (r, lat.0)
+    };
+    let (shared, ls) = run("device.channels=8", "device.chips_per_channel=2", "device.dies_per_chip=2");
+    let (alone, la) = run("device.channels=32", "device.chips_per_channel=1", "device.dies_per_chip=1");
+    let counts = |r: &flashlab_sim::RunResult| {
+        (r.nand_read_pages, r.nand_program_pages, r.nand_erases, r.gc_runs, r.gc_copied_pages)
+    };
+    assert_eq!(counts(&shared), counts(&alone));
+    assert!(shared.gc_runs > 1000, "GC active: {}", shared.gc_runs);
+    assert_eq!(alone.die_wait_s_total, Some(0.0), "one die per channel never waits for the bus");
+    let wait_ns = (shared.die_wait_s_total.unwrap() * 1e9).round() as u64;
+    assert_eq!(ls.len(), la.len());
+    let mut worst = 0;
+    for (i, (s, a)) in ls.iter().zip(&la).enumerate() {
+        assert!(s >= a, "request {i}: {s} ns shared, {a} ns alone");
+        worst = worst.max(s - a);
+    }
+    assert!(worst <= wait_ns, "worst excess {worst} ns above the total bus wait {wait_ns} ns");
+    let (ms, ma) = (shared.write_latency_us_mean.unwrap(), alone.write_latency_us_mean.unwrap());
+    eprintln!(
+        "8x4: mean {ms:.1} us, p99 {:?}; 32x1: mean {ma:.1} us, p99 {:?}; worst excess {worst} ns; die wait {wait_ns} ns; \
+         die util {:?} vs {:?}",
+        shared.write_latency_us_p99, alone.write_latency_us_p99, shared.die_utilization_mean, alone.die_utilization_mean
+    );
+    assert!(ms - ma <= wait_ns as f64 / 1e3, "mean excess within the total wait per request");
+}
