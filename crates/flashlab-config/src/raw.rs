@@ -109,6 +109,9 @@ pub struct RawTiming {
     pub multiplane: bool,
     /// Dies of a chip work in parallel (off: a chip is one busy timeline).
     pub die_interleaving: bool,
+    /// Channel bus arbitration between host and GC transfers: `fifo` (first ready, first
+    /// served; host first on a tie) or `host-first` (host before any GC transfer not yet started).
+    pub bus_arbitration: String,
 }
 
 impl Default for RawTiming {
@@ -125,6 +128,7 @@ impl Default for RawTiming {
             copyback_same_parity: true,
             multiplane: false,
             die_interleaving: true,
+            bus_arbitration: "fifo".into(),
         }
     }
 }

@@ -215,6 +215,11 @@ impl RawTiming {
             copyback_same_parity: self.copyback_same_parity,
             multiplane: self.multiplane,
             die_interleaving: self.die_interleaving,
+            bus_arbitration: one_of(
+                "timing.bus_arbitration",
+                &self.bus_arbitration,
+                &[("fifo", BusArbitration::Fifo), ("host-first", BusArbitration::HostFirst)],
+            )?,
         };
         Ok(self.enabled.then_some(t))
     }

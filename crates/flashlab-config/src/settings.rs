@@ -18,6 +18,17 @@ pub struct TimingSettings {
     pub copyback_same_parity: bool,
     pub multiplane: bool,
     pub die_interleaving: bool,
+    /// Who goes first when host and GC transfers want the channel bus.
+    pub bus_arbitration: BusArbitration,
+}
+
+/// Arbitration of a channel bus between host and GC transfers (`timing.bus_arbitration`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BusArbitration {
+    /// First ready, first served; host before GC on a tie.
+    Fifo,
+    /// A host transfer also goes before any GC transfer not yet started when it is ready.
+    HostFirst,
 }
 
 /// How GC is scheduled against host I/O.

@@ -33,6 +33,8 @@ pub(crate) struct Mark {
     pub erases: Vec<u32>,
     pub die_busy_ns: Vec<u64>,
     pub chan_busy_ns: Vec<u64>,
+    pub die_wait_ns: u64,
+    pub gc_transfers_deferred: u64,
     pub copybacks: u64,
     pub multiplane_joins: u64,
 }
@@ -169,6 +171,9 @@ where
     if e.mark.is_none() {
         e.mark();
     }
+    if let Some(t) = &mut e.timeline {
+        t.flush();
+    }
     Ok(e.finish())
 }
 
@@ -257,6 +262,9 @@ impl<'a> Engine<'a> {
     }
 
     fn mark(&mut self) {
+        if let Some(t) = &mut self.timeline {
+            t.flush();
+        }
         let (die_busy_ns, chan_busy_ns) = match &self.timeline {
             Some(t) => (t.die_busy_ns.clone(), t.chan_busy_ns.clone()),
             None => (Vec::new(), Vec::new()),
@@ -277,6 +285,8 @@ impl<'a> Engine<'a> {
             erases: self.ftl.nand().erase_counts().to_vec(),
             die_busy_ns,
             chan_busy_ns,
+            die_wait_ns: self.timeline.as_ref().map_or(0, |t| t.die_wait_ns.iter().sum()),
+            gc_transfers_deferred: self.timeline.as_ref().map_or(0, |t| t.gc_transfers_deferred),
             copybacks: self.timeline.as_ref().map_or(0, |t| t.copybacks),
             multiplane_joins: self.timeline.as_ref().map_or(0, |t| t.multiplane_joins),
         });

@@ -2,13 +2,15 @@
 //!
 //! [`run`] takes validated [`Settings`] and an iterator of host requests (synthetic
 //! or from a trace reader), splits each request into logical pages, drives the FTL,
-//! schedules the NAND operations the FTL issued on a busy-until timeline of dies and
-//! channel buses ([`timing`]), and returns a [`RunResult`]. It reads no files and no
-//! clock: the caller measures wall time and fills `wall_time_s`.
+//! schedules the NAND operations the FTL issued on a timeline of dies (busy-until)
+//! and channel buses (transfer calendars) ([`timing`]), and returns a [`RunResult`].
+//! It reads no files and no clock: the caller measures wall time and fills `wall_time_s`.
 
 mod addr;
 mod buffer;
+mod calendar;
 mod checks;
+mod deferred;
 
 mod engine;
 mod host;

@@ -63,6 +63,14 @@ impl Engine<'_> {
             die_utilization_max: timed.die_util_max,
             channel_utilization_mean: timed.chan_util,
             channel_utilization_max: timed.chan_util_max,
+            die_wait_s_total: self
+                .timeline
+                .as_ref()
+                .map(|t| (t.die_wait_ns.iter().sum::<u64>() - mark.die_wait_ns) as f64 / 1e9),
+            gc_transfers_deferred: self
+                .timeline
+                .as_ref()
+                .map_or(0, |t| t.gc_transfers_deferred - mark.gc_transfers_deferred),
             gc_blocked_requests: self.gc_blocked_requests,
             gc_blocked_s_total: self.timeline.as_ref().map(|_| self.gc_wait_ns_total as f64 / 1e9),
             copyback_pages: self.timeline.as_ref().map_or(0, |t| t.copybacks - mark.copybacks),

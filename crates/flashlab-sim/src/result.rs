@@ -55,6 +55,10 @@ pub struct RunResult {
     pub die_utilization_max: Option<f64>,
     pub channel_utilization_mean: Option<f64>,
     pub channel_utilization_max: Option<f64>,
+    /// Time dies were held waiting for the channel bus (summed over dies; not in die utilisation).
+    pub die_wait_s_total: Option<f64>,
+    /// GC transfers moved back behind a host transfer (`timing.bus_arbitration = "host-first"`).
+    pub gc_transfers_deferred: u64,
     /// Measured requests that waited behind GC on some die, and the time they waited in all.
     pub gc_blocked_requests: u64,
     pub gc_blocked_s_total: Option<f64>,

@@ -9,25 +9,24 @@ use flashlab_ftl::GcStep;
 use flashlab_nand::{Cause, OpKind};
 
 impl Engine<'_> {
-    /// Schedule the operations the last FTL call issued. Returns when the host's part
+    /// Schedule the operations the last FTL call issued: host operations now, GC
+    /// operations queued on their dies, not before the host's part completed
+    /// (`crate::deferred` books them as time advances). Returns when the host's part
     /// completed and how long it waited behind GC.
     #[inline]
     pub(crate) fn schedule(&mut self, issue: u64) -> (u64, u64) {
         let tl = self.timeline.as_mut().expect("timed run");
-        let (mut host_done, mut chain, mut wait) = (issue, issue, 0);
+        let (mut host_done, mut wait) = (issue, 0);
         let mut ops = self.ftl.take_ops().peekable();
         while let Some(op) = ops.next() {
             if op.cause == Cause::Host {
-                host_done = host_done.max(tl.exec(&op, issue));
+                host_done = host_done.max(tl.host(&op, issue));
                 wait = wait.max(tl.last_gc_wait_ns);
-                chain = chain.max(host_done);
-            } else if let Some(p) = (op.kind == OpKind::Read)
-                .then(|| ops.next_if(|p| p.kind == OpKind::Program && p.cause == op.cause))
-                .flatten()
-            {
-                chain = tl.exec_migration(&op, &p, chain);
             } else {
-                chain = tl.exec(&op, chain);
+                let program = (op.kind == OpKind::Read)
+                    .then(|| ops.next_if(|p| p.kind == OpKind::Program && p.cause == op.cause))
+                    .flatten();
+                tl.defer(op, program, host_done);
             }
         }
         (host_done, wait)
@@ -42,9 +41,14 @@ impl Engine<'_> {
             let tl = self.timeline.as_ref().expect("timed run");
             let die = tl.die_of(plane);
             while self.ftl.wants_background_gc(plane, background_free_blocks) {
-                // Interruptible GC starts only when both its die and its channel are idle.
-                let tl = self.timeline.as_ref().expect("timed run");
-                let start = tl.die_free[die].max(tl.chan_free[tl.channel_of(die)]);
+                // Interruptible GC starts only when its die is idle (nothing queued on it
+                // before `until`) and its channel is not transferring at that instant.
+                let tl = self.timeline.as_mut().expect("timed run");
+                tl.catch_up_die(die, until);
+                if tl.has_pending(die) {
+                    break;
+                }
+                let start = tl.idle_start(die);
                 if start >= until || self.ftl.gc_step(plane)? == GcStep::Idle {
                     break;
                 }

@@ -1,19 +1,29 @@
-//! Busy-until timeline of dies and channel buses.
+//! Timeline of dies and channel buses.
 //!
-//! Each resource keeps the time it becomes free. Operations are scheduled in the
-//! order the FTL issues them (host requests in arrival order), so each resource
-//! serves its operations first-come first-served; this is exact for FIFO resources
-//! and needs no event queue.
+//! Each array resource (a die, or a chip without die interleaving) serves its own
+//! operations in order and keeps the time it becomes free. Each channel bus keeps a
+//! calendar of booked transfers ([`crate::calendar`]): a transfer occupies the bus
+//! only for its own duration and takes the earliest free interval at or after the
+//! moment it is ready, so transfers of different dies interleave on the bus.
 //!
 //! - read:    command and tR on the die, then the page crosses the channel;
 //! - program: command on the die, the page crosses the channel, then tPROG;
 //! - erase:   command, then tBERS on the die.
 //!
-//! Command cycles (`timing.command_ns`, default 0) are charged to the die, not the
-//! bus: with a single busy-until value per channel, reserving the bus for a command
-//! ahead of an already-reserved later transfer would forbid die interleaving. The
-//! die is held from the command to the end of its part (for a read, until the page
-//! has left its register).
+//! Host operations are booked when their request is issued. GC operations are queued
+//! per die ([`crate::deferred`]) and booked in time order as host time advances, so GC
+//! and host transfers compete for the bus in the order they become ready.
+//!
+//! Bus arbitration (`timing.bus_arbitration`): `fifo` (default) = first ready, first
+//! served, host before GC on a tie; `host-first` = additionally, a host transfer goes
+//! before a GC transfer that has not started by the time the host transfer is ready
+//! (the bus is not preempted: a started transfer finishes). The GC operation whose
+//! transfer moves back finishes correspondingly later.
+//!
+//! Die accounting: busy = command + array time (tR, tPROG, tBERS) + the die's own
+//! transfer; *wait* = time the die is held for the bus (a program's register waiting
+//! to be filled, a read's register holding a page until the bus takes it), reported
+//! apart. Command cycles (`timing.command_ns`, default 0) are charged to the die.
 //!
 //! Advanced commands (each switchable, each counted):
 //! - multi-plane (`timing.multiplane`): a host read or program on another plane of the
@@ -27,9 +37,12 @@
 //! Idle-device closed forms: read = command + tR + transfer, program = command +
 //! transfer + tPROG, erase = command + tBERS.
 
-use flashlab_config::TimingSettings;
+use crate::calendar::{Calendar, Slot};
+use crate::deferred::Deferred;
+use flashlab_config::{BusArbitration, TimingSettings};
 use flashlab_ftl::FlashOp;
 use flashlab_nand::{Cause, Geometry, OpKind};
+use std::collections::VecDeque;
 
 /// A die's last operation, for merging the next one into a multi-plane operation.
 #[derive(Clone, Copy, Debug, Default)]
@@ -43,28 +56,57 @@ struct MultiPlane {
     end: u64,
 }
 
-/// Per-die (or per-chip) and per-channel busy-until times plus busy-time accounting.
+/// The transfer of a die's last booked operation, if that is a GC read or program
+/// (only it may be moved back by a host transfer: nothing is booked behind it).
+#[derive(Clone, Copy, Debug)]
+struct GcXfer {
+    start: u64,
+    ready: u64,
+}
+
+const NO_GC_XFER: GcXfer = GcXfer { start: u64::MAX, ready: 0 };
+
+/// Per-die (or per-chip) busy-until times, per-channel transfer calendars, and
+/// busy/wait accounting.
 #[derive(Clone, Debug)]
 pub struct Timeline {
-    t: TimingSettings,
+    pub(crate) t: TimingSettings,
     xfer_ns: u64,
     /// Planes per array resource (a die, or a chip without die interleaving).
     planes_per_res: u32,
-    res_per_channel: u32,
+    /// Lookup tables (no division in the hot path): die of each plane; channel of each
+    /// die and its index among the channel's dies.
+    plane_die: Vec<u32>,
+    die_chan: Vec<(u32, u32)>,
     pub die_free: Vec<u64>,
-    pub chan_free: Vec<u64>,
+    /// Per die: command + array + own transfer time.
     pub die_busy_ns: Vec<u64>,
+    /// Per die: time held waiting for the bus.
+    pub die_wait_ns: Vec<u64>,
     pub chan_busy_ns: Vec<u64>,
+    cal: Vec<Calendar>,
+    /// No transfer booked from now on is ready before this (calendars prune below it).
+    pub(crate) floor: u64,
     /// Per die: when its last GC operation ends.
     gc_until: Vec<u64>,
+    gc_xfer: Vec<GcXfer>,
+    displaced: Vec<Slot>,
     /// How long the last host operation waited behind GC on its die.
     pub last_gc_wait_ns: u64,
     /// GC page migrations done by copyback.
     pub copybacks: u64,
     /// Operations that joined a multi-plane operation.
     pub multiplane_joins: u64,
+    /// GC transfers moved back by a host transfer (`host-first` arbitration).
+    pub gc_transfers_deferred: u64,
     mp: Vec<MultiPlane>,
     ppb: u32,
+    /// GC operations queued per die, not yet booked ([`crate::deferred`]).
+    pub(crate) pending: Vec<VecDeque<Deferred>>,
+    pub(crate) pending_dies: Vec<u32>,
+    pub(crate) listed: Vec<bool>,
+    /// No queued operation starts before this.
+    pub(crate) due: u64,
 }
 
 impl Timeline {
@@ -74,21 +116,35 @@ impl Timeline {
             false => (geo.planes_per_die * geo.dies_per_chip, geo.chips_per_channel),
         };
         let res = (geo.planes() / planes_per_res) as usize;
+        let channels = geo.channels as usize;
         Timeline {
             t,
             xfer_ns: (geo.page_bytes as u64 * t.byte_ps).div_ceil(1000),
             planes_per_res,
-            res_per_channel,
+            plane_die: (0..geo.planes()).map(|p| p / planes_per_res).collect(),
+            die_chan: (0..res as u32).map(|d| (d / res_per_channel, d % res_per_channel)).collect(),
             die_free: vec![0; res],
-            chan_free: vec![0; geo.channels as usize],
             die_busy_ns: vec![0; res],
-            chan_busy_ns: vec![0; geo.channels as usize],
+            die_wait_ns: vec![0; res],
+            chan_busy_ns: vec![0; channels],
+            cal: vec![
+                Calendar::new(res_per_channel as usize, t.bus_arbitration == BusArbitration::HostFirst);
+                channels
+            ],
+            floor: 0,
             gc_until: vec![0; res],
+            gc_xfer: vec![NO_GC_XFER; res],
+            displaced: Vec::new(),
             last_gc_wait_ns: 0,
             copybacks: 0,
             multiplane_joins: 0,
+            gc_transfers_deferred: 0,
             mp: vec![MultiPlane::default(); if t.multiplane { res } else { 0 }],
             ppb: geo.pages_per_block,
+            pending: vec![VecDeque::new(); res],
+            pending_dies: Vec::new(),
+            listed: vec![false; res],
+            due: u64::MAX,
         }
     }
 
@@ -100,16 +156,24 @@ impl Timeline {
     /// Array resource (die, or chip without die interleaving) of a plane index.
     #[inline]
     pub fn die_of(&self, plane: u32) -> usize {
-        (plane / self.planes_per_res) as usize
+        self.plane_die[plane as usize] as usize
     }
 
     /// Channel of an array resource.
     #[inline]
     pub fn channel_of(&self, die: usize) -> usize {
-        die / self.res_per_channel as usize
+        self.die_chan[die].0 as usize
     }
 
-    /// Schedule `op`, ready at `ready`; returns its completion time.
+    /// First instant at or after `t` at which the channel of `die` is not transferring
+    /// (`t` at or after the die's last transfer started).
+    pub fn bus_idle_at(&self, die: usize, t: u64) -> u64 {
+        let (ch, who) = self.die_chan[die];
+        self.cal[ch as usize].idle_at(t, who as usize)
+    }
+
+    /// Schedule `op`, ready at `ready`, now (no queued GC is booked first; see
+    /// [`Timeline::host`]); returns its completion time.
     #[inline]
     pub fn exec(&mut self, op: &FlashOp, ready: u64) -> u64 {
         let die = self.die_of(op.plane);
@@ -118,23 +182,25 @@ impl Timeline {
                 return end;
             }
         }
-        let ch = die / self.res_per_channel as usize;
         let start = ready.max(self.die_free[die]);
         let cmd = self.t.command_ns;
-        let (end, xfer_end) = match op.kind {
+        // (end, end of transfer, transfer ready, transfer start)
+        let (end, xfer_end, xr, x) = match op.kind {
             OpKind::Read => {
-                let x = (start + cmd + self.t.read_ns).max(self.chan_free[ch]);
-                self.chan_occupy(ch, x, self.xfer_ns);
-                (x + self.xfer_ns, x + self.xfer_ns)
+                let xr = start + cmd + self.t.read_ns;
+                let x = self.transfer(die, xr, op.cause);
+                (x + self.xfer_ns, x + self.xfer_ns, xr, x)
             }
             OpKind::Program => {
-                let x = (start + cmd).max(self.chan_free[ch]);
-                self.chan_occupy(ch, x, self.xfer_ns);
-                (x + self.xfer_ns + self.t.program_ns, x + self.xfer_ns)
+                let xr = start + cmd;
+                let x = self.transfer(die, xr, op.cause);
+                (x + self.xfer_ns + self.t.program_ns, x + self.xfer_ns, xr, x)
             }
-            OpKind::Erase => (start + cmd + self.t.erase_ns, 0),
+            OpKind::Erase => (start + cmd + self.t.erase_ns, 0, 0, 0),
         };
-        self.occupy_die(op, die, ready, start, end);
+        self.occupy_die(op, die, ready, start, end, x - xr);
+        let gc_xfer = op.cause != Cause::Host && op.kind != OpKind::Erase;
+        self.gc_xfer[die] = if gc_xfer { GcXfer { start: x, ready: xr } } else { NO_GC_XFER };
         if !self.mp.is_empty() {
             let kind = (op.cause == Cause::Host && op.kind != OpKind::Erase).then_some(op.kind);
             let planes = 1u64 << (op.plane % self.planes_per_res % 64);
@@ -143,8 +209,10 @@ impl Timeline {
         end
     }
 
-    fn occupy_die(&mut self, op: &FlashOp, die: usize, ready: u64, start: u64, end: u64) {
-        self.die_busy_ns[die] += end - start;
+    /// Die `die` runs from `start` to `end`, of which `wait` held for the bus.
+    fn occupy_die(&mut self, op: &FlashOp, die: usize, ready: u64, start: u64, end: u64, wait: u64) {
+        self.die_busy_ns[die] += end - start - wait;
+        self.die_wait_ns[die] += wait;
         self.die_free[die] = end;
         if op.cause == Cause::Host {
             let gc = self.gc_until[die];
@@ -152,6 +220,49 @@ impl Timeline {
         } else {
             self.gc_until[die] = end;
         }
+    }
+
+    /// Book a page transfer of `die` ready at `ready`; returns its start.
+    #[inline]
+    fn transfer(&mut self, die: usize, ready: u64, cause: Cause) -> u64 {
+        let (ch, who) = self.die_chan[die];
+        let (ch, who) = (ch as usize, who as usize);
+        debug_assert!(ready >= self.floor, "transfer ready at {ready} before the floor {}", self.floor);
+        self.cal[ch].prune(self.floor);
+        self.chan_busy_ns[ch] += self.xfer_ns;
+        match (cause, self.t.bus_arbitration) {
+            (Cause::Host, BusArbitration::HostFirst) => self.transfer_host_first(ch, ready, who),
+            (_, BusArbitration::Fifo) => self.cal[ch].book(ready, self.xfer_ns, 0, who),
+            (_, BusArbitration::HostFirst) => self.cal[ch].book(ready, self.xfer_ns, die as u32 + 1, who),
+        }
+    }
+
+    /// A host transfer that goes before GC transfers not started when it is ready:
+    /// each GC transfer in its way (necessarily its die's last booked operation) is
+    /// booked again after it, and that GC operation ends correspondingly later.
+    fn transfer_host_first(&mut self, ch: usize, ready: u64, who: usize) -> u64 {
+        let len = self.xfer_ns;
+        let gc = &self.gc_xfer;
+        let movable = |s: &Slot| s.owner > 0 && s.start >= ready && gc[s.owner as usize - 1].start == s.start;
+        let (at, _, _) = self.cal[ch].earliest(ready, len, who, movable);
+        self.displaced.clear();
+        self.cal[ch].take_overlapping(at, at + len, &mut self.displaced);
+        let x = self.cal[ch].book(ready, len, 0, who);
+        debug_assert_eq!(x, at);
+        for i in 0..self.displaced.len() {
+            let s = self.displaced[i];
+            let die = s.owner as usize - 1;
+            let g = self.gc_xfer[die];
+            let nx = self.cal[ch].book(g.ready.max(self.floor), len, s.owner, self.die_chan[die].1 as usize);
+            // The operation's end and its wait for the bus move by nx - s.start.
+            self.die_free[die] = self.die_free[die] + nx - s.start;
+            self.die_wait_ns[die] = self.die_wait_ns[die] + nx - s.start;
+            self.gc_until[die] = self.die_free[die];
+            self.gc_xfer[die].start = nx;
+            self.gc_transfers_deferred += 1;
+            self.due = 0;
+        }
+        x
     }
 
     /// Join `op` to the die's previous operation as a multi-plane operation, if it can.
@@ -167,16 +278,17 @@ impl Timeline {
         if !joinable {
             return None;
         }
-        let ch = die / self.res_per_channel as usize;
-        let x = m.xfer_end.max(self.chan_free[ch]);
-        self.chan_occupy(ch, x, self.xfer_ns);
+        let x = self.transfer(die, m.xfer_end, op.cause);
         let end = match op.kind {
             OpKind::Program => x + self.xfer_ns + self.t.program_ns,
             _ => x + self.xfer_ns,
         };
         let end = end.max(m.end);
-        self.die_busy_ns[die] += end - m.end;
+        let wait = x - m.xfer_end;
+        self.die_busy_ns[die] += end - m.end - wait;
+        self.die_wait_ns[die] += wait;
         self.die_free[die] = end;
+        self.gc_xfer[die] = NO_GC_XFER;
         self.last_gc_wait_ns = 0;
         self.multiplane_joins += 1;
         self.mp[die] = MultiPlane { planes: m.planes | bit, xfer_end: x + self.xfer_ns, end, ..m };
@@ -184,10 +296,11 @@ impl Timeline {
     }
 
     /// Whether a GC migration from `read` to `program` may use copyback.
+    #[inline]
     pub fn copyback_allowed(&self, read: &FlashOp, program: &FlashOp) -> bool {
-        let same_die = self.die_of(read.plane) == self.die_of(program.plane);
-        let parity_ok = !self.t.copyback_same_parity || (read.page % self.ppb) % 2 == (program.page % self.ppb) % 2;
-        self.t.copyback && same_die && parity_ok
+        self.t.copyback
+            && self.die_of(read.plane) == self.die_of(program.plane)
+            && (!self.t.copyback_same_parity || (read.page % self.ppb) % 2 == (program.page % self.ppb) % 2)
     }
 
     /// A GC migration `read` → `program` within one die, by copyback if allowed:
@@ -200,17 +313,12 @@ impl Timeline {
         let die = self.die_of(read.plane);
         let start = ready.max(self.die_free[die]);
         let end = start + 2 * self.t.command_ns + self.t.read_ns + self.t.program_ns;
-        self.occupy_die(program, die, ready, start, end);
+        self.occupy_die(program, die, ready, start, end, 0);
+        self.gc_xfer[die] = NO_GC_XFER;
         if !self.mp.is_empty() {
             self.mp[die].kind = None;
         }
         self.copybacks += 1;
         end
-    }
-
-    #[inline]
-    fn chan_occupy(&mut self, ch: usize, from: u64, len: u64) {
-        self.chan_free[ch] = self.chan_free[ch].max(from + len);
-        self.chan_busy_ns[ch] += len;
     }
 }

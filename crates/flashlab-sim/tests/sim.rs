@@ -1,8 +1,10 @@
-use flashlab_config::{load, TimingSettings};
+use flashlab_config::{load, BusArbitration, TimingSettings};
 use flashlab_ftl::FlashOp;
 use flashlab_nand::{Cause, Geometry, OpKind};
 use flashlab_sim::{run, run_synthetic, timing::Timeline, RunResult, SimError};
 use flashlab_trace::{Op, Request};
+
+mod timing;
 
 fn settings(sets: &[&str]) -> flashlab_sim::Settings {
     let mut all = vec![
@@ -61,6 +63,7 @@ fn idle_read_and_program_match_closed_forms() {
         copyback_same_parity: true,
         multiplane: false,
         die_interleaving: true,
+        bus_arbitration: BusArbitration::Fifo,
     };
     let xfer = 2048 * 25;
     let s = settings(&["timing.command_ns=300", "workload.requests=1"]);
@@ -114,6 +117,7 @@ fn independent_dies_on_different_channels_overlap() {
         copyback_same_parity: true,
         multiplane: false,
         die_interleaving: true,
+        bus_arbitration: BusArbitration::Fifo,
     };
     let mut tl = Timeline::new(&g, t);
     let ends: Vec<u64> =
@@ -275,6 +279,7 @@ fn t_default() -> TimingSettings {
         copyback_same_parity: true,
         multiplane: true,
         die_interleaving: true,
+        bus_arbitration: BusArbitration::Fifo,
     }
 }
 
