@@ -36,6 +36,7 @@ fn settings(g: &Geometry, spare: f64, victim: VictimPolicy) -> FtlSettings {
         strict: true,
         track_content: true,
         seed: 7,
+        mapping: Default::default(),
     }
 }
 
