@@ -285,3 +285,19 @@ proptest! {
         prop_assert_eq!(c.total(OpKind::Program), s.host_write_pages + s.merge_copied_pages + s.padding_pages);
     }
 }
+
+/// Check 6: the hand-worked trace of docs/mapping.md (FlashSim-style rules on paper)
+/// gives the same merge counts and NAND totals in the simulator.
+#[test]
+fn docs_trace_agrees_with_the_hand_count() {
+    let trace = [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 5, 4, 8, 9, 10, 11, 9, 0, 1, 12, 12, 16, 16];
+    // (scheme, log blocks, (switch, partial, full), copies, (reads, programs, erases))
+    let expect = [(Scheme::Bast, 2, (1, 1, 2), 10, (10, 35, 6)), (Scheme::Fast, 2, (1, 3, 0), 5, (5, 30, 4))];
+    for (scheme, logs, m, copies, nand) in expect {
+        let mut f = ftl(scheme, 1, 4, 1, logs);
+        write_all(&mut f, trace);
+        assert_eq!(merges(&f), m, "{scheme:?}");
+        assert_eq!(f.stats().merge_copied_pages, copies, "{scheme:?}");
+        assert_eq!(delta(&f, &OpCounters::default()), nand, "{scheme:?}");
+    }
+}
