@@ -62,5 +62,9 @@ pub fn load_config(
     sets: &[String],
 ) -> anyhow::Result<(flashlab_config::RawConfig, flashlab_config::Settings)> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config {}", path.display()))?;
-    Ok(flashlab_config::load(&text, &path.display().to_string(), sets)?)
+    let (raw, settings) = flashlab_config::load(&text, &path.display().to_string(), sets)?;
+    for w in raw.warnings() {
+        eprintln!("{w}");
+    }
+    Ok((raw, settings))
 }

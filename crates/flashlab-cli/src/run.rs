@@ -180,7 +180,21 @@ fn summary(r: &RunResult, raw: &RawConfig) {
             format!("{} read, {} written, {} trimmed", r.host_read_pages, r.host_write_pages, r.host_trim_pages),
         ),
         ("NAND", format!("{} reads, {} programs, {} erases", r.nand_read_pages, r.nand_program_pages, r.nand_erases)),
+        ("NAND programs by cause", programs_by_cause(r)),
         ("GC", format!("{} runs, {} pages copied (victim {})", r.gc_runs, r.gc_copied_pages, raw.gc.victim)),
+        (
+            "mapping",
+            format!(
+                "{}: merges switch {} partial {} full {}, {} pages copied, {} padding; RAM {} bytes",
+                raw.ftl.mapping,
+                opt_u(r.merges_switch),
+                opt_u(r.merges_partial),
+                opt_u(r.merges_full),
+                opt_u(r.merge_copied_pages),
+                opt_u(r.padding_pages),
+                opt_u(r.mapping_ram_bytes)
+            ),
+        ),
         ("WAF", waf),
         (
             "erase count",
@@ -215,4 +229,26 @@ fn summary(r: &RunResult, raw: &RawConfig) {
             format!("{:.3} ({:.0} requests/s)", r.wall_time_s, r.requests as f64 / r.wall_time_s.max(1e-9)),
         ),
     ]);
+}
+
+fn opt_u(v: Option<u64>) -> String {
+    v.map_or("-".into(), |v| v.to_string())
+}
+
+/// NAND programs by cause; the parts add up to `nand_program_pages`.
+fn programs_by_cause(r: &flashlab_sim::RunResult) -> String {
+    let mut s = format!(
+        "host {}, gc {}, merge {}, padding {}, map {}",
+        r.nand_program_pages_host,
+        r.nand_program_pages_gc,
+        r.nand_program_pages_merge,
+        r.nand_program_pages_padding,
+        r.nand_program_pages_map
+    );
+    for (name, n) in [("wear levelling", r.nand_program_pages_wl), ("other", r.nand_program_pages_other)] {
+        if n > 0 {
+            s += &format!(", {name} {n}");
+        }
+    }
+    s + &format!(" (total {})", r.nand_program_pages)
 }

@@ -14,6 +14,7 @@ pub mod overrides;
 pub mod presets;
 
 mod raw;
+mod mapping;
 mod resolve;
 mod settings;
 

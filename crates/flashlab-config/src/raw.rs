@@ -136,7 +136,7 @@ impl Default for RawTiming {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RawFtl {
-    /// Mapping scheme: `page`.
+    /// Mapping scheme: `page`, `block`, `bast`, `bast-padding`, `fast` (docs/mapping.md).
     pub mapping: String,
     /// Allocation stripe order, first letter fastest: a permutation of `cwdp`.
     pub stripe_order: String,
@@ -146,6 +146,21 @@ pub struct RawFtl {
     pub host_streams: u32,
     /// GC write streams (temperature classes of migrated pages).
     pub gc_streams: u32,
+    /// Hybrid schemes (`bast`, `bast-padding`, `fast`): log blocks (mapping units) in the pool.
+    pub log_blocks: u32,
+    /// Log block reclaimed when the pool is exhausted: `lru`, `fifo`, `random`.
+    pub log_victim: String,
+    /// `fast`: sequential log blocks among `log_blocks`.
+    pub fast_seq_log_blocks: u32,
+    /// `dftl`: entries of the cached mapping table.
+    pub map_cache_entries: u64,
+    /// `dftl`: bytes per mapping entry in a translation page.
+    pub map_entry_bytes: u32,
+    /// `dftl`: `paper` (Gupta et al. 2009), `flashsim-c`, `flashsim-cpp`, `wiscsim`.
+    pub dftl_variant: String,
+    /// Block-mapped schemes: blocks at the same offset in consecutive planes forming one
+    /// mapping unit (1, 2, 4 or 8).
+    pub superblock_blocks: u32,
 }
 
 impl Default for RawFtl {
@@ -156,6 +171,13 @@ impl Default for RawFtl {
             separate_gc_frontier: true,
             host_streams: 1,
             gc_streams: 1,
+            log_blocks: 64,
+            log_victim: "lru".into(),
+            fast_seq_log_blocks: 1,
+            map_cache_entries: 65536,
+            map_entry_bytes: 4,
+            dftl_variant: "paper".into(),
+            superblock_blocks: 1,
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::ConfigError;
 use flashlab_ftl::{DtParams, FtlSettings, StripeOrder, Trigger, VictimPolicy, WearLevelling};
 use flashlab_nand::Geometry;
 
-fn one_of<T: Copy>(key: &'static str, value: &str, choices: &[(&str, T)]) -> Result<T, ConfigError> {
+pub(crate) fn one_of<T: Copy>(key: &'static str, value: &str, choices: &[(&str, T)]) -> Result<T, ConfigError> {
     choices.iter().find(|(n, _)| *n == value).map(|(_, v)| *v).ok_or_else(|| {
         let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
         ConfigError::invalid(key, format!("{value:?}"), format!("expected one of: {}", names.join(", ")))
@@ -39,12 +39,17 @@ impl RawConfig {
             return Err(ConfigError::invalid("device.spare_factor", spare, "expected 0 <= spare_factor < 1"));
         }
         let logical_pages = (geometry.pages() as f64 * (1.0 - spare)).floor() as u64;
-        self.check_spare(&geometry, logical_pages)?;
+        let mapping = self.mapping(&geometry, logical_pages)?;
+        if mapping.scheme.has_page_gc() {
+            self.check_spare(&geometry, logical_pages)?;
+        }
+        let mut ftl = self.resolve_ftl(logical_pages)?;
+        ftl.mapping = mapping;
         Ok(Settings {
             geometry,
             spare_factor: spare,
             timing: self.timing.resolve()?,
-            ftl: self.resolve_ftl(logical_pages)?,
+            ftl,
             gc_mode: self.gc_mode()?,
             buffer_pages: self.buffer_pages(geometry.page_bytes as u64, logical_pages)?,
             hotness: self.hotness.resolve()?,
@@ -155,7 +160,6 @@ impl RawConfig {
     }
 
     fn resolve_ftl(&self, logical_pages: u64) -> Result<FtlSettings, ConfigError> {
-        one_of("ftl.mapping", &self.ftl.mapping, &[("page", ())])?;
         if !(1..=64).contains(&self.ftl.host_streams) {
             return Err(ConfigError::invalid("ftl.host_streams", self.ftl.host_streams, "expected 1 to 64"));
         }
@@ -185,6 +189,7 @@ impl RawConfig {
             strict: self.sim.strict,
             track_content: self.sim.track_content || self.sim.strict,
             seed: self.workload.seed,
+            mapping: Default::default(),
         })
     }
 }

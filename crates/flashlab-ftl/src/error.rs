@@ -15,6 +15,8 @@ pub enum FtlError {
     DChoices,
     #[error("write stream {stream} does not exist: the FTL has {streams} host streams")]
     Stream { stream: u32, streams: u32 },
+    #[error("{0}")]
+    Mapping(String),
     #[error("invariant violated: {0}")]
     Invariant(String),
 }

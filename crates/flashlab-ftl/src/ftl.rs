@@ -45,6 +45,17 @@ pub struct FtlStats {
     /// Static wear-levelling moves (blocks whose data was moved) and pages they copied.
     pub wl_moves: u64,
     pub wl_copied_pages: u64,
+    /// Hybrid schemes' merges by kind, the pages they copied, and BAST-padding's copies.
+    pub merges_switch: u64,
+    pub merges_partial: u64,
+    pub merges_full: u64,
+    pub merge_copied_pages: u64,
+    pub padding_pages: u64,
+    /// DFTL: translation-page reads and writes, mapping-cache lookups and hits.
+    pub map_reads: u64,
+    pub map_writes: u64,
+    pub map_cache_lookups: u64,
+    pub map_cache_hits: u64,
 }
 
 impl FtlStats {
@@ -58,6 +69,15 @@ impl FtlStats {
             gc_copied_pages: self.gc_copied_pages - e.gc_copied_pages,
             wl_moves: self.wl_moves - e.wl_moves,
             wl_copied_pages: self.wl_copied_pages - e.wl_copied_pages,
+            merges_switch: self.merges_switch - e.merges_switch,
+            merges_partial: self.merges_partial - e.merges_partial,
+            merges_full: self.merges_full - e.merges_full,
+            merge_copied_pages: self.merge_copied_pages - e.merge_copied_pages,
+            padding_pages: self.padding_pages - e.padding_pages,
+            map_reads: self.map_reads - e.map_reads,
+            map_writes: self.map_writes - e.map_writes,
+            map_cache_lookups: self.map_cache_lookups - e.map_cache_lookups,
+            map_cache_hits: self.map_cache_hits - e.map_cache_hits,
         }
     }
 }

@@ -1,5 +1,11 @@
 //! Flash translation layers for flashlab.
 //!
+//! [`Ftl`] is the closed set of mapping schemes (`ftl.mapping`), all behind the one
+//! [`Mapping`] interface: page mapping ([`PageFtl`]), block mapping ([`BlockFtl`]),
+//! BAST with and without padding ([`BastFtl`]) and FAST ([`FastFtl`]); the
+//! block-mapped schemes share a core of mapping units (superblocks) in `units.rs`.
+//! docs/mapping.md states every rule and its cost.
+//!
 //! [`PageFtl`] is a page-mapped FTL over a [`flashlab_nand::Nand`]: flat
 //! logical→physical and physical→logical tables, allocation striped across
 //! channels, chips, dies and planes, separate write frontiers for host writes and
@@ -15,22 +21,31 @@
 //! timing engine can schedule them.
 
 pub mod analytic;
+mod bast;
+mod block;
 mod check;
 mod error;
 mod ftl;
 mod gc;
 mod index;
+mod fast;
+mod mapping;
 mod placement;
 mod settings;
 mod trigger;
+mod units;
 mod victim;
 mod wear;
 
+pub use bast::BastFtl;
+pub use block::BlockFtl;
 pub use error::FtlError;
+pub use fast::FastFtl;
+pub use mapping::{Ftl, Mapping};
 pub use ftl::{FlashOp, FtlStats, PageFtl, ReadOutcome, NO_PAGE};
 pub use gc::GcStep;
 pub use placement::Placement;
-pub use settings::{FtlSettings, StripeOrder, WearLevelling};
+pub use settings::{DftlVariant, FtlSettings, LogVictim, MappingSettings, Scheme, StripeOrder, WearLevelling};
 pub use trigger::{DtParams, GcRequest, Trigger};
 pub use victim::{
     cat_score, cost_benefit_score, weighted_score, wpo_weight, BlockInfo, BlockView, VecView, VictimPolicy,

@@ -174,6 +174,15 @@ impl Nand {
         self.counters.add(OpKind::Program, cause, 1);
     }
 
+    /// Leave the pages of `block` from its write pointer up to offset `to` erased and
+    /// unusable until the next erase (NAND programs a block's pages in ascending order:
+    /// a block-mapped FTL that writes page offset `to` first skips the ones before it).
+    pub fn skip_to(&mut self, block: u32, to: u32) {
+        let b = block as usize;
+        assert!(to >= self.write_ptr[b] && to <= self.ppb, "NAND: skip of block {block} back to page {to}");
+        self.write_ptr[b] = to;
+    }
+
     /// Mark a valid page invalid (its logical page was overwritten, trimmed or moved).
     #[inline]
     pub fn invalidate(&mut self, page: u32) {

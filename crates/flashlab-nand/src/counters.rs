@@ -8,12 +8,18 @@ pub enum Cause {
     Host = 0,
     Gc = 1,
     WearLevel = 2,
+    /// Mapping-table traffic (DFTL's translation pages).
     Mapping = 3,
     Other = 4,
+    /// Hybrid FTLs' merges (switch, partial, full) and block mapping's block copies.
+    Merge = 5,
+    /// BAST-padding: pages copied into a log block to keep it in page order (seed 004).
+    Padding = 6,
 }
 
 impl Cause {
-    pub const ALL: [Cause; 5] = [Cause::Host, Cause::Gc, Cause::WearLevel, Cause::Mapping, Cause::Other];
+    pub const ALL: [Cause; 7] =
+        [Cause::Host, Cause::Gc, Cause::WearLevel, Cause::Mapping, Cause::Other, Cause::Merge, Cause::Padding];
     pub fn name(self) -> &'static str {
         match self {
             Cause::Host => "host",
@@ -21,9 +27,14 @@ impl Cause {
             Cause::WearLevel => "wear_level",
             Cause::Mapping => "mapping",
             Cause::Other => "other",
+            Cause::Merge => "merge",
+            Cause::Padding => "padding",
         }
     }
 }
+
+/// Number of [`Cause`]s.
+pub const CAUSES: usize = 7;
 
 /// Kind of NAND array operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -36,9 +47,9 @@ pub enum OpKind {
 /// Counts of reads, programs and erases, each split by [`Cause`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct OpCounters {
-    pub reads: [u64; 5],
-    pub programs: [u64; 5],
-    pub erases: [u64; 5],
+    pub reads: [u64; CAUSES],
+    pub programs: [u64; CAUSES],
+    pub erases: [u64; CAUSES],
 }
 
 impl OpCounters {
@@ -68,7 +79,7 @@ impl OpCounters {
     }
     /// Element-wise `self - earlier` (counts since a snapshot).
     pub fn since(&self, earlier: &OpCounters) -> OpCounters {
-        let sub = |a: [u64; 5], b: [u64; 5]| std::array::from_fn(|i| a[i] - b[i]);
+        let sub = |a: [u64; CAUSES], b: [u64; CAUSES]| std::array::from_fn(|i| a[i] - b[i]);
         OpCounters {
             reads: sub(self.reads, earlier.reads),
             programs: sub(self.programs, earlier.programs),

@@ -17,5 +17,5 @@ mod counters;
 mod geometry;
 
 pub use array::{BlockState, Nand, PageState};
-pub use counters::{Cause, OpCounters, OpKind};
+pub use counters::{Cause, OpCounters, OpKind, CAUSES};
 pub use geometry::{Geometry, GeometryError, PlaneAddr};

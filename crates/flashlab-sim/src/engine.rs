@@ -5,7 +5,7 @@ use crate::observe::{Observer, Progress};
 use crate::result::{Latency, RunResult};
 use crate::timing::Timeline;
 use flashlab_config::{Settings, Source};
-use flashlab_ftl::{FtlError, PageFtl};
+use flashlab_ftl::{Ftl, FtlError, Mapping};
 use flashlab_trace::Request;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -48,7 +48,7 @@ pub(crate) struct Engine<'a> {
     pub(crate) gc_wait_ns_total: u64,
     pub(crate) gc_blocked_requests: u64,
     pub(crate) s: &'a Settings,
-    pub(crate) ftl: PageFtl,
+    pub(crate) ftl: Ftl,
     pub(crate) map: AddrMap,
     pub(crate) timeline: Option<Timeline>,
     pub(crate) outstanding: BinaryHeap<Reverse<u64>>,
@@ -124,7 +124,7 @@ where
     I: Iterator<Item = Result<Request, E>>,
     E: Display,
 {
-    let mut e = Engine::new(s);
+    let mut e = Engine::new(s)?;
     if s.workload.prefill {
         e.prefill()?;
     }
@@ -178,14 +178,14 @@ where
 }
 
 impl<'a> Engine<'a> {
-    fn new(s: &'a Settings) -> Self {
+    fn new(s: &'a Settings) -> Result<Self, SimError> {
         let (devices, device_count) = match &s.workload.source {
             Source::Trace(t) => (t.devices, t.device_count.max(1) as u64),
             Source::Synthetic(_) => (flashlab_config::DeviceMode::Fold, 1),
         };
         let track = s.ftl.track_content;
-        Engine {
-            ftl: PageFtl::new(s.geometry, s.ftl.clone()),
+        Ok(Engine {
+            ftl: Ftl::new(s.geometry, s.ftl.clone())?,
             map: AddrMap {
                 page_bytes: s.page_bytes(),
                 page_shift: s.page_bytes().is_power_of_two().then(|| s.page_bytes().trailing_zeros()),
@@ -213,7 +213,7 @@ impl<'a> Engine<'a> {
             host_pages: [0; 3],
             buffer_counts: [0; 3],
             s,
-        }
+        })
     }
 
     /// Untimed, uncounted uniform random single-page writes (steady-state aging).

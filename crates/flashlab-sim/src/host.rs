@@ -2,6 +2,7 @@
 
 use crate::buffer::Buffered;
 use crate::engine::{Engine, SimError};
+use flashlab_ftl::Mapping;
 use crate::observe::RequestRecord;
 use flashlab_config::Arrival;
 use flashlab_ftl::ReadOutcome;

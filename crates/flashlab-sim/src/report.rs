@@ -1,9 +1,10 @@
 //! Turning the engine's state at the end of a run into a [`RunResult`].
 
 use crate::engine::Engine;
+use flashlab_ftl::Mapping;
 use crate::result::{erase_stats, RunResult};
 use flashlab_config::{Pattern, Source};
-use flashlab_ftl::{analytic, VictimPolicy};
+use flashlab_ftl::{analytic, Scheme, VictimPolicy};
 use flashlab_nand::{Cause, OpKind};
 
 impl Engine<'_> {
@@ -17,6 +18,7 @@ impl Engine<'_> {
         let programs = nand.total(OpKind::Program);
         let [host_read, host_write, host_trim] = self.host_pages;
         let timed = self.timing_summary(requests, host_read + host_write);
+        let applies = Applies::of(self.s.ftl.mapping.scheme);
         RunResult {
             requests,
             host_read_pages: host_read,
@@ -40,6 +42,16 @@ impl Engine<'_> {
             sim_time_s: timed.sim_time_s,
             wall_time_s: 0.0,
             config: serde_json::Value::Null,
+            merges_switch: applies.merges.then_some(ftl.merges_switch),
+            merges_partial: applies.merges.then_some(ftl.merges_partial),
+            merges_full: applies.full.then_some(ftl.merges_full),
+            merge_copied_pages: applies.full.then_some(ftl.merge_copied_pages),
+            padding_pages: applies.padding.then_some(ftl.padding_pages),
+            map_reads: applies.map.then_some(ftl.map_reads),
+            map_writes: applies.map.then_some(ftl.map_writes),
+            map_cache_hit_ratio: (applies.map && ftl.map_cache_lookups > 0)
+                .then(|| ftl.map_cache_hits as f64 / ftl.map_cache_lookups as f64),
+            mapping_ram_bytes: Some(self.ftl.mapping_ram_bytes()),
             read_requests: self.op_counts[0],
             write_requests: self.op_counts[1],
             trim_requests: self.op_counts[2],
@@ -50,6 +62,10 @@ impl Engine<'_> {
             erase_count_plane_stddev: self.plane_erase_stddev(),
             wl_moves: ftl.wl_moves,
             nand_program_pages_wl: nand.get(OpKind::Program, Cause::WearLevel),
+            nand_program_pages_merge: nand.get(OpKind::Program, Cause::Merge),
+            nand_program_pages_padding: nand.get(OpKind::Program, Cause::Padding),
+            nand_program_pages_map: nand.get(OpKind::Program, Cause::Mapping),
+            nand_program_pages_other: nand.get(OpKind::Program, Cause::Other),
             logical_pages: self.s.ftl.logical_pages,
             physical_pages: self.s.geometry.pages() as u64,
             read_latency_us_p50: self.read_lat.quantile_us(0.5),
@@ -131,6 +147,9 @@ impl Engine<'_> {
         let Source::Synthetic(w) = &self.s.workload.source else {
             return None;
         };
+        if self.s.ftl.mapping.scheme != flashlab_ftl::Scheme::Page {
+            return None;
+        }
         let single_page_writes = w.read_fraction == 0.0 && w.trim_fraction == 0.0 && w.pages_max == 1;
         if w.pattern != Pattern::Uniform || !single_page_writes {
             return None;
@@ -140,6 +159,28 @@ impl Engine<'_> {
             VictimPolicy::Fifo => Some(analytic::fifo_waf(spare)),
             VictimPolicy::Greedy => Some(analytic::greedy_waf(spare, self.s.geometry.pages_per_block)),
             _ => None,
+        }
+    }
+}
+
+/// Which mapping counts apply to a scheme (the others are null in the result).
+struct Applies {
+    /// Switch and partial merges (log-block schemes).
+    merges: bool,
+    /// Full merges and merge copies (every block-mapped scheme; block mapping's block copies).
+    full: bool,
+    padding: bool,
+    /// Translation-page traffic and the mapping cache (DFTL).
+    map: bool,
+}
+
+impl Applies {
+    fn of(scheme: Scheme) -> Self {
+        Applies {
+            merges: matches!(scheme, Scheme::Bast | Scheme::BastPadding | Scheme::Fast),
+            full: scheme.is_hybrid(),
+            padding: scheme == Scheme::BastPadding,
+            map: scheme == Scheme::Dftl,
         }
     }
 }

@@ -29,6 +29,16 @@ pub struct RunResult {
     pub sim_time_s: Option<f64>,
     pub wall_time_s: f64,
     pub config: serde_json::Value,
+    /// Mapping schemes (docs/mapping.md); null where the count cannot apply to the scheme.
+    pub merges_switch: Option<u64>,
+    pub merges_partial: Option<u64>,
+    pub merges_full: Option<u64>,
+    pub merge_copied_pages: Option<u64>,
+    pub padding_pages: Option<u64>,
+    pub map_reads: Option<u64>,
+    pub map_writes: Option<u64>,
+    pub map_cache_hit_ratio: Option<f64>,
+    pub mapping_ram_bytes: Option<u64>,
     // Beyond the contract.
     pub read_requests: u64,
     pub write_requests: u64,
@@ -42,6 +52,12 @@ pub struct RunResult {
     /// Static wear levelling: blocks whose data was moved, and NAND programs it caused.
     pub wl_moves: u64,
     pub nand_program_pages_wl: u64,
+    /// NAND programs for merges, BAST padding, mapping tables and anything else (with
+    /// host, gc and wl they add up to `nand_program_pages`).
+    pub nand_program_pages_merge: u64,
+    pub nand_program_pages_padding: u64,
+    pub nand_program_pages_map: u64,
+    pub nand_program_pages_other: u64,
     pub logical_pages: u64,
     pub physical_pages: u64,
     pub read_latency_us_p50: Option<f64>,

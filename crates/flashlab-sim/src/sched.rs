@@ -4,6 +4,7 @@
 //! background GC).
 
 use crate::engine::{Engine, SimError};
+use flashlab_ftl::Mapping;
 use flashlab_config::GcMode;
 use flashlab_ftl::GcStep;
 use flashlab_nand::{Cause, OpKind};

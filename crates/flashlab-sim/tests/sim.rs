@@ -5,6 +5,8 @@ use flashlab_sim::{run, run_synthetic, timing::Timeline, RunResult, SimError};
 use flashlab_trace::{Op, Request};
 
 mod timing;
+#[path = "sim/mapping.rs"]
+mod mapping;
 
 fn settings(sets: &[&str]) -> flashlab_sim::Settings {
     let mut all = vec![

@@ -1,4 +1,6 @@
-//! Integration tests of the page-mapped FTL.
+//! Integration tests of the FTLs: the page-mapped FTL here, the other mapping schemes in `mapping`.
+
+mod mapping;
 
 use flashlab_ftl::analytic;
 use flashlab_ftl::*;
@@ -36,6 +38,7 @@ fn settings(g: &Geometry, spare: f64, victim: VictimPolicy) -> FtlSettings {
         strict: true,
         track_content: true,
         seed: 7,
+        mapping: Default::default(),
     }
 }
 

@@ -1,0 +1,233 @@
+//! `bast` (Kim, Kim, Noh, Min, Cho: "A space-efficient flash translation layer for
+//! CompactFlash systems", IEEE TCE 2002) and `bast-padding` (seed 004, Choi & Shin).
+//!
+//! Data units are block-mapped (see `block.rs` for in-place writes). An update of a
+//! page whose position is taken goes to the logical unit's log block, one of a pool of
+//! `ftl.log_blocks` page-mapped log units, each tied to one data unit (Kim et al. §3).
+//! While a logical unit has a log block all its writes go there. A log block is merged
+//! as soon as it is full, or when the pool is empty and a new one is needed (victim by
+//! `ftl.log_victim`). With D = the data unit, L = its log block, U = pages per unit:
+//! - switch (L holds offset k at position k for every position, and is full): L
+//!   becomes the data unit, D is erased. Cost: 0 reads, 0 programs, 1 unit erase.
+//! - partial (L in that order up to position k < U): the newest copies of offsets
+//!   k..U−1 are copied to L at their offsets, then switch. Cost: v reads, v programs
+//!   (v = valid pages among those offsets), 1 unit erase.
+//! - full (otherwise): a free unit receives the newest copy of every page of the
+//!   logical unit; D and L are erased. Cost: v reads, v programs (v = valid pages of
+//!   the logical unit), 2 unit erases.
+//!
+//! An erase of a unit erases its programmed blocks (one block without superblocks).
+//!
+//! Padding (seed 004 §3): when offset o is written into a log block that is still in
+//! order at position p < o, first copy the valid pages of offsets p..o−1 from the data
+//! unit, so that the log block stays in order and a switch or partial merge replaces
+//! the full merge. Padding stops for a log block once it is out of order (e.g. a padded
+//! page is written again). Padding copies are `Cause::Padding`, counted in `padding_pages`.
+
+use crate::mapping::{units_common, Mapping};
+use crate::units::{Units, NONE};
+use crate::{FtlError, FtlSettings, LogVictim, Scheme};
+use flashlab_nand::{Cause, Geometry};
+use rand::Rng;
+
+/// A log block of the pool.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LogSlot {
+    /// The log unit (NONE = slot unused) and the logical unit it belongs to.
+    pub unit: u32,
+    pub lbn: u32,
+    /// Every programmed position k holds offset k (skipped positions allowed).
+    pub in_order: bool,
+    /// Logical clock of its allocation and its last write (FIFO and LRU victims).
+    pub born: u64,
+    pub used: u64,
+}
+
+const UNUSED: LogSlot = LogSlot { unit: NONE, lbn: NONE, in_order: true, born: 0, used: 0 };
+
+/// Pick the victim among the used slots of a log pool.
+pub(crate) fn log_victim(slots: &[LogSlot], policy: LogVictim, rng: &mut impl Rng) -> usize {
+    let used = slots.iter().enumerate().filter(|(_, s)| s.unit != NONE);
+    match policy {
+        LogVictim::Lru => used.min_by_key(|(_, s)| s.used).map(|(i, _)| i),
+        LogVictim::Fifo => used.min_by_key(|(_, s)| s.born).map(|(i, _)| i),
+        LogVictim::Random => {
+            let n = slots.iter().filter(|s| s.unit != NONE).count();
+            let pick = rng.gen_range(0..n);
+            slots.iter().enumerate().filter(|(_, s)| s.unit != NONE).nth(pick).map(|(i, _)| i)
+        }
+    }
+    .expect("a victim is chosen only from a non-empty pool")
+}
+
+pub struct BastFtl {
+    pub(crate) u: Units,
+    logs: Vec<LogSlot>,
+    /// Logical unit → its log slot (NONE if it has none).
+    log_of: Vec<u32>,
+    in_use: u32,
+    padding: bool,
+}
+
+impl BastFtl {
+    pub fn new(geo: Geometry, s: FtlSettings) -> Result<Self, FtlError> {
+        let (n, padding) = (s.mapping.log_blocks, s.mapping.scheme == Scheme::BastPadding);
+        let u = Units::new(geo, s)?;
+        if n == 0 || u.lbns() as u64 + n as u64 >= u.units() as u64 {
+            return Err(FtlError::Mapping(format!(
+                "ftl.log_blocks = {n}: expected 1 to {} (the spare mapping units less one for merges)",
+                u.units() - u.lbns() - 1
+            )));
+        }
+        let log_of = vec![NONE; u.lbns() as usize];
+        Ok(BastFtl { u, logs: vec![UNUSED; n as usize], log_of, in_use: 0, padding })
+    }
+
+    /// A fresh log block for `lbn`, after merging a victim if the pool is empty.
+    fn new_log(&mut self, lbn: u32) -> Result<usize, FtlError> {
+        if self.in_use as usize == self.logs.len() {
+            let v = log_victim(&self.logs, self.u.s.mapping.log_victim, &mut self.u.rng);
+            self.merge(v)?;
+        }
+        let slot = self.logs.iter().position(|s| s.unit == NONE).expect("a free slot");
+        let hint = self.u.group_of(self.u.data[lbn as usize]);
+        let unit = self.u.alloc(Some(hint))?;
+        let now = self.u.clock;
+        self.logs[slot] = LogSlot { unit, lbn, in_order: true, born: now, used: now };
+        self.log_of[lbn as usize] = slot as u32;
+        self.in_use += 1;
+        Ok(slot)
+    }
+
+    /// Write `lpn` (offset `o` of `lbn`) into log slot `slot`, padding first if enabled.
+    fn append(&mut self, slot: usize, lbn: u32, o: u32, lpn: u64) {
+        let LogSlot { unit, in_order, .. } = self.logs[slot];
+        let pos = self.u.fill[unit as usize];
+        let at = if in_order && o > pos && self.padding {
+            let base = lbn as u64 * self.u.upp as u64;
+            let mut n = 0;
+            for k in pos..o {
+                n += self.u.copy(base + k as u64, unit, k, Cause::Padding) as u64;
+            }
+            self.u.stats.padding_pages += n;
+            o
+        } else {
+            pos
+        };
+        self.logs[slot].in_order &= at == o;
+        self.u.host_program(unit, at, lpn);
+        self.logs[slot].used = self.u.clock;
+    }
+
+    /// Merge log slot `slot` with its data unit (switch, partial or full) and free the slot.
+    fn merge(&mut self, slot: usize) -> Result<(), FtlError> {
+        let LogSlot { unit: log, lbn, in_order, .. } = self.logs[slot];
+        let data = self.u.data[lbn as usize];
+        if in_order {
+            let k = self.u.fill[log as usize];
+            if k >= self.u.lbn_pages(lbn) {
+                self.u.stats.merges_switch += 1;
+            } else {
+                self.u.copy_rest(lbn, log, k);
+                self.u.stats.merges_partial += 1;
+            }
+            assert_eq!(self.u.unit_valid(data), 0, "switch: data unit {data} of {lbn} still holds valid pages");
+            self.u.erase_unit(data, Cause::Merge);
+            self.u.data[lbn as usize] = log;
+        } else {
+            let new = self.u.alloc(Some(self.u.group_of(data)))?;
+            self.u.copy_rest(lbn, new, 0);
+            self.u.stats.merges_full += 1;
+            self.u.erase_unit(data, Cause::Merge);
+            self.u.erase_unit(log, Cause::Merge);
+            self.u.data[lbn as usize] = new;
+        }
+        self.free_slot(slot);
+        Ok(())
+    }
+
+    fn free_slot(&mut self, slot: usize) {
+        self.log_of[self.logs[slot].lbn as usize] = NONE;
+        self.logs[slot] = UNUSED;
+        self.in_use -= 1;
+    }
+
+    fn strict(&mut self, lpn: u64) -> Result<(), FtlError> {
+        if self.u.strict_due(lpn)? {
+            self.check_invariants()?;
+        }
+        Ok(())
+    }
+
+    /// The pool agrees with `log_of`; units are data, logs or free, each once.
+    fn check_scheme(&self) -> Result<(), String> {
+        let used: Vec<_> = self.logs.iter().enumerate().filter(|(_, s)| s.unit != NONE).collect();
+        if used.len() != self.in_use as usize {
+            return Err(format!("{} log slots used, {} counted", used.len(), self.in_use));
+        }
+        for (i, s) in &used {
+            if self.log_of[s.lbn as usize] != *i as u32 || self.u.data[s.lbn as usize] == NONE {
+                return Err(format!("log slot {i} of logical unit {} is not its log or it has no data unit", s.lbn));
+            }
+        }
+        let data = self.u.data.iter().filter(|&&u| u != NONE).count();
+        if data + used.len() + self.u.free_units() != self.u.units() as usize {
+            return Err(format!("{data} data + {} log + {} free units != {}", used.len(), self.u.free_units(), self.u.units()));
+        }
+        Ok(())
+    }
+}
+
+impl Mapping for BastFtl {
+    fn write(&mut self, lpn: u64) -> Result<(), FtlError> {
+        self.u.check_range(lpn)?;
+        let (lbn, o) = self.u.split(lpn);
+        let data = self.u.data[lbn as usize];
+        let slot = self.log_of[lbn as usize];
+        if data == NONE {
+            let unit = self.u.alloc(None)?;
+            self.u.data[lbn as usize] = unit;
+            self.u.host_program(unit, o, lpn);
+        } else if slot == NONE && o >= self.u.fill[data as usize] {
+            self.u.host_program(data, o, lpn);
+        } else {
+            let slot = if slot == NONE { self.new_log(lbn)? } else { slot as usize };
+            self.append(slot, lbn, o, lpn);
+            if self.u.fill[self.logs[slot].unit as usize] == self.u.upp {
+                self.merge(slot)?;
+            }
+        }
+        self.strict(lpn)
+    }
+
+    fn trim(&mut self, lpn: u64) -> Result<(), FtlError> {
+        self.u.check_range(lpn)?;
+        self.u.stats.host_trim_pages += 1;
+        self.u.unmap(lpn);
+        let lbn = self.u.split(lpn).0;
+        let data = self.u.data[lbn as usize];
+        if data != NONE && self.u.lbn_valid[lbn as usize] == 0 {
+            // A wholly trimmed logical unit is reclaimed without copies.
+            let slot = self.log_of[lbn as usize];
+            if slot != NONE {
+                self.u.erase_unit(self.logs[slot as usize].unit, Cause::Merge);
+                self.free_slot(slot as usize);
+            }
+            self.u.erase_unit(data, Cause::Merge);
+            self.u.data[lbn as usize] = NONE;
+        }
+        self.strict(lpn)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.u.memory_bytes() + self.logs.len() * std::mem::size_of::<LogSlot>() + self.log_of.len() * 4
+    }
+
+    /// A 4-byte unit number per logical unit, and per log block its owner (4 bytes) and
+    /// a 4-byte entry per page (Kim et al.'s page map of a log block).
+    fn mapping_ram_bytes(&self) -> u64 {
+        self.u.lbns() as u64 * 4 + self.logs.len() as u64 * (4 + self.u.upp as u64 * 4)
+    }
+
+    units_common!();
+}

@@ -1,0 +1,101 @@
+//! `block`: pure block mapping (the baseline of Kim et al. 2002 §2 and of FlashSim's
+//! block FTL). Logical unit `lbn` lives in one data unit, page offset `o` at position
+//! `o`. A write to a free position at or beyond the unit's write frontier goes in place
+//! (NAND programs a block in page order, so positions before it are skipped); any other
+//! update copies the unit's other valid pages, with the new page, into a free unit and
+//! erases the old one (counted as a full merge with one source unit):
+//! reads = programs − 1 = valid pages other than the updated one, erases = the old
+//! unit's programmed blocks.
+
+use crate::mapping::{units_common, Mapping};
+use crate::units::{Units, NONE};
+use crate::{FtlError, FtlSettings};
+use flashlab_nand::{Cause, Geometry};
+
+pub struct BlockFtl {
+    pub(crate) u: Units,
+}
+
+impl BlockFtl {
+    pub fn new(geo: Geometry, s: FtlSettings) -> Result<Self, FtlError> {
+        Ok(BlockFtl { u: Units::new(geo, s)? })
+    }
+
+    /// Rewrite offset `o` of `lbn`: copy everything else and the new page into a new unit.
+    fn rewrite(&mut self, lbn: u32, o: u32, lpn: u64) -> Result<(), FtlError> {
+        let old = self.u.data[lbn as usize];
+        let new = self.u.alloc(Some(self.u.group_of(old)))?;
+        let base = lbn as u64 * self.u.upp as u64;
+        let mut copied = 0;
+        for k in 0..self.u.lbn_pages(lbn) {
+            if k == o {
+                self.u.host_program(new, k, lpn);
+            } else {
+                copied += self.u.copy(base + k as u64, new, k, Cause::Merge) as u64;
+            }
+        }
+        self.u.stats.merge_copied_pages += copied;
+        self.u.stats.merges_full += 1;
+        self.u.erase_unit(old, Cause::Merge);
+        self.u.data[lbn as usize] = new;
+        Ok(())
+    }
+
+    fn strict(&mut self, lpn: u64) -> Result<(), FtlError> {
+        if self.u.strict_due(lpn)? {
+            self.check_invariants()?;
+        }
+        Ok(())
+    }
+
+    fn check_scheme(&self) -> Result<(), String> {
+        let data = self.u.data.iter().filter(|&&u| u != NONE).count();
+        if data + self.u.free_units() != self.u.units() as usize {
+            return Err(format!("{data} data units + {} free != {} units", self.u.free_units(), self.u.units()));
+        }
+        Ok(())
+    }
+}
+
+impl Mapping for BlockFtl {
+    fn write(&mut self, lpn: u64) -> Result<(), FtlError> {
+        self.u.check_range(lpn)?;
+        let (lbn, o) = self.u.split(lpn);
+        let unit = self.u.data[lbn as usize];
+        if unit == NONE {
+            let unit = self.u.alloc(None)?;
+            self.u.data[lbn as usize] = unit;
+            self.u.host_program(unit, o, lpn);
+        } else if o >= self.u.fill[unit as usize] {
+            self.u.host_program(unit, o, lpn);
+        } else {
+            self.rewrite(lbn, o, lpn)?;
+        }
+        self.strict(lpn)
+    }
+
+    fn trim(&mut self, lpn: u64) -> Result<(), FtlError> {
+        self.u.check_range(lpn)?;
+        self.u.stats.host_trim_pages += 1;
+        self.u.unmap(lpn);
+        let lbn = self.u.split(lpn).0;
+        let unit = self.u.data[lbn as usize];
+        if unit != NONE && self.u.lbn_valid[lbn as usize] == 0 {
+            // A wholly trimmed unit is reclaimed without copies.
+            self.u.erase_unit(unit, Cause::Merge);
+            self.u.data[lbn as usize] = NONE;
+        }
+        self.strict(lpn)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.u.memory_bytes()
+    }
+
+    /// One 4-byte unit number per logical unit.
+    fn mapping_ram_bytes(&self) -> u64 {
+        self.u.lbns() as u64 * 4
+    }
+
+    units_common!();
+}

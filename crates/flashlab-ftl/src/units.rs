@@ -1,0 +1,366 @@
+//! Mapping units shared by the block-mapped schemes (`block`, `bast`, `bast-padding`,
+//! `fast`): a unit is `ftl.superblock_blocks` blocks at the same offset in consecutive
+//! planes (seed 004, Choi & Shin: "4 physical blocks act as one"); its page at position
+//! `k` lives in member block `k % S`, page `k / S`, so consecutive positions spread over
+//! the planes. Logical unit `lbn` holds logical pages `lbn * U .. (lbn + 1) * U` (U = S ×
+//! pages per block) at offsets `0..U`.
+//!
+//! The core keeps exact logical→physical and physical→logical page tables for reads,
+//! strict checks and merges (the simulator's bookkeeping); the RAM a real controller
+//! would need is [`Units::mapping_ram_bytes`] of each scheme. Every NAND operation is
+//! logged with its [`Cause`] like the page FTL's, so a timing engine schedules merge
+//! copies as read→program migrations (copyback when both ends share a die).
+
+use crate::ftl::{FlashOp, FtlStats, ReadOutcome, NO_PAGE};
+use crate::{FtlError, FtlSettings};
+use flashlab_nand::{Cause, Geometry, Nand, OpKind, PageState};
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::collections::VecDeque;
+
+/// "No unit" / "no log slot".
+pub(crate) const NONE: u32 = u32::MAX;
+
+pub(crate) struct Units {
+    pub s: FtlSettings,
+    pub geo: Geometry,
+    pub nand: Nand,
+    /// Blocks per unit (S), pages per block, pages per unit (U), plane groups.
+    pub sb: u32,
+    pub ppb: u32,
+    pub upp: u32,
+    pub groups: u32,
+    pub l2p: Vec<u32>,
+    pub p2l: Vec<u32>,
+    tags: Vec<u32>,
+    /// Logical unit → its data unit (NONE before its first write or after a whole trim).
+    pub data: Vec<u32>,
+    /// Valid pages of each logical unit, wherever they are.
+    pub lbn_valid: Vec<u32>,
+    /// Unit → next position to program (positions below it are programmed or skipped).
+    pub fill: Vec<u32>,
+    free: Vec<VecDeque<u32>>,
+    next_group: u32,
+    pub stats: FtlStats,
+    ops: Vec<FlashOp>,
+    record_ops: bool,
+    pub rng: Xoshiro256PlusPlus,
+    /// Host pages written so far (the logical clock of LRU and FIFO log victims).
+    pub clock: u64,
+    next_tag: u32,
+    strict_ops: u64,
+}
+
+impl Units {
+    /// The caller (config) validated that S divides the planes and that the units hold
+    /// the logical space plus the scheme's log blocks and one merge destination.
+    pub fn new(geo: Geometry, s: FtlSettings) -> Result<Self, FtlError> {
+        let sb = s.mapping.superblock_blocks.max(1);
+        if geo.planes() % sb != 0 {
+            return Err(FtlError::Mapping(format!(
+                "ftl.superblock_blocks = {sb} does not divide the {} planes",
+                geo.planes()
+            )));
+        }
+        let (groups, ppb, bpp) = (geo.planes() / sb, geo.pages_per_block, geo.blocks_per_plane);
+        let upp = sb * ppb;
+        let units = groups * bpp;
+        let lbns = s.logical_pages.div_ceil(upp as u64) as u32;
+        if lbns >= units {
+            return Err(FtlError::Mapping(format!(
+                "the logical space needs {lbns} mapping units of the device's {units}: raise device.spare_factor"
+            )));
+        }
+        // Free units of each group in block order; allocation rotates over the groups.
+        let free = (0..groups).map(|g| (0..bpp).map(|b| b * groups + g).collect()).collect();
+        Ok(Units {
+            nand: Nand::new(geo),
+            sb,
+            ppb,
+            upp,
+            groups,
+            l2p: vec![NO_PAGE; s.logical_pages as usize],
+            p2l: vec![NO_PAGE; geo.pages() as usize],
+            tags: if s.track_content { vec![0; geo.pages() as usize] } else { Vec::new() },
+            data: vec![NONE; lbns as usize],
+            lbn_valid: vec![0; lbns as usize],
+            fill: vec![0; units as usize],
+            free,
+            next_group: 0,
+            stats: FtlStats::default(),
+            ops: Vec::new(),
+            record_ops: false,
+            rng: Xoshiro256PlusPlus::seed_from_u64(s.seed),
+            clock: 0,
+            next_tag: 0,
+            strict_ops: 0,
+            geo,
+            s,
+        })
+    }
+
+    pub fn units(&self) -> u32 {
+        self.fill.len() as u32
+    }
+    pub fn lbns(&self) -> u32 {
+        self.data.len() as u32
+    }
+    /// Logical unit and offset of a logical page.
+    #[inline]
+    pub fn split(&self, lpn: u64) -> (u32, u32) {
+        ((lpn / self.upp as u64) as u32, (lpn % self.upp as u64) as u32)
+    }
+    /// Logical pages in logical unit `lbn` (the last one may be short).
+    #[inline]
+    pub fn lbn_pages(&self, lbn: u32) -> u32 {
+        (self.s.logical_pages - lbn as u64 * self.upp as u64).min(self.upp as u64) as u32
+    }
+    #[inline]
+    pub fn group_of(&self, unit: u32) -> u32 {
+        unit % self.groups
+    }
+    /// Member block `m` of `unit`.
+    #[inline]
+    pub fn block(&self, unit: u32, m: u32) -> u32 {
+        let (g, b) = (unit % self.groups, unit / self.groups);
+        (g * self.sb + m) * self.geo.blocks_per_plane + b
+    }
+    /// NAND page of position `k` of `unit`.
+    #[inline]
+    pub fn page_at(&self, unit: u32, k: u32) -> u32 {
+        self.block(unit, k % self.sb) * self.ppb + k / self.sb
+    }
+    /// Valid pages of a unit.
+    pub fn unit_valid(&self, unit: u32) -> u32 {
+        (0..self.sb).map(|m| self.nand.valid_count(self.block(unit, m))).sum()
+    }
+    /// Take a free unit, from group `hint` if it has one (merge destinations stay in the
+    /// planes of their source so copies can use copyback), else the next group in turn.
+    pub fn alloc(&mut self, hint: Option<u32>) -> Result<u32, FtlError> {
+        if let Some(u) = hint.and_then(|g| self.free[g as usize].pop_front()) {
+            return Ok(u);
+        }
+        for _ in 0..self.groups {
+            let g = self.next_group;
+            self.next_group = (g + 1) % self.groups;
+            if let Some(u) = self.free[g as usize].pop_front() {
+                return Ok(u);
+            }
+        }
+        Err(FtlError::NoSpace { plane: 0 })
+    }
+
+    /// Erase every programmed member block of `unit` (it holds no valid page) and free it.
+    pub fn erase_unit(&mut self, unit: u32, cause: Cause) {
+        for m in 0..self.sb {
+            let b = self.block(unit, m);
+            if self.nand.write_pointer(b) > 0 {
+                self.nand.erase(b, cause);
+                self.log(OpKind::Erase, cause, b * self.ppb);
+            }
+        }
+        self.fill[unit as usize] = 0;
+        let g = self.group_of(unit) as usize;
+        self.free[g].push_back(unit);
+    }
+
+    #[inline]
+    fn log(&mut self, kind: OpKind, cause: Cause, page: u32) {
+        if self.record_ops {
+            let plane = page / self.ppb / self.geo.blocks_per_plane;
+            self.ops.push(FlashOp { kind, cause, plane, page });
+        }
+    }
+
+    /// Program `lpn` at position `k` of `unit` (skipping unwritten positions before it).
+    #[inline]
+    fn program(&mut self, unit: u32, k: u32, lpn: u64, cause: Cause) -> u32 {
+        debug_assert!(k >= self.fill[unit as usize] && k < self.upp);
+        let block = self.block(unit, k % self.sb);
+        if self.nand.write_pointer(block) < k / self.sb {
+            self.nand.skip_to(block, k / self.sb);
+        }
+        let page = self.nand.program_next(block, cause);
+        debug_assert_eq!(page, self.page_at(unit, k));
+        self.log(OpKind::Program, cause, page);
+        self.p2l[page as usize] = lpn as u32;
+        self.l2p[lpn as usize] = page;
+        self.lbn_valid[(lpn / self.upp as u64) as usize] += 1;
+        self.fill[unit as usize] = k + 1;
+        page
+    }
+
+    /// Drop the mapping of `lpn`, invalidating its page.
+    #[inline]
+    pub fn unmap(&mut self, lpn: u64) {
+        let old = self.l2p[lpn as usize];
+        if old != NO_PAGE {
+            self.nand.invalidate(old);
+            self.p2l[old as usize] = NO_PAGE;
+            self.l2p[lpn as usize] = NO_PAGE;
+            self.lbn_valid[(lpn / self.upp as u64) as usize] -= 1;
+        }
+    }
+
+    /// A host write of `lpn` to position `k` of `unit`.
+    #[inline]
+    pub fn host_program(&mut self, unit: u32, k: u32, lpn: u64) {
+        self.unmap(lpn);
+        self.clock += 1;
+        self.stats.host_write_pages += 1;
+        let page = self.program(unit, k, lpn, Cause::Host);
+        if self.s.track_content {
+            self.next_tag = self.next_tag.wrapping_add(1);
+            self.tags[page as usize] = self.next_tag;
+        }
+    }
+
+    /// Move the newest copy of `lpn` (if any) to position `k` of `unit`: a read and a
+    /// program of `cause`, logged back to back so a timing engine sees one migration.
+    /// Returns whether a page was copied.
+    #[inline]
+    pub fn copy(&mut self, lpn: u64, unit: u32, k: u32, cause: Cause) -> bool {
+        let old = self.l2p[lpn as usize];
+        if old == NO_PAGE {
+            return false;
+        }
+        self.nand.read(old, cause);
+        self.log(OpKind::Read, cause, old);
+        self.unmap(lpn);
+        let page = self.program(unit, k, lpn, cause);
+        if self.s.track_content {
+            self.tags[page as usize] = self.tags[old as usize];
+        }
+        true
+    }
+
+    /// Copy the newest copy of every page of `lbn` at offsets `from..` into `unit` at
+    /// the same offsets; returns the pages copied (merge traffic).
+    pub fn copy_rest(&mut self, lbn: u32, unit: u32, from: u32) -> u64 {
+        let base = lbn as u64 * self.upp as u64;
+        let mut n = 0;
+        for k in from..self.lbn_pages(lbn) {
+            n += self.copy(base + k as u64, unit, k, Cause::Merge) as u64;
+        }
+        self.stats.merge_copied_pages += n;
+        n
+    }
+
+    pub fn read(&mut self, lpn: u64) -> Result<ReadOutcome, FtlError> {
+        self.check_range(lpn)?;
+        self.stats.host_read_pages += 1;
+        let page = self.l2p[lpn as usize];
+        if page == NO_PAGE {
+            self.stats.unmapped_reads += 1;
+            return Ok(ReadOutcome::Unmapped);
+        }
+        self.nand.read(page, Cause::Host);
+        self.log(OpKind::Read, Cause::Host, page);
+        let tag = self.s.track_content.then(|| self.tags[page as usize]);
+        Ok(ReadOutcome::Mapped { plane: page / self.ppb / self.geo.blocks_per_plane, page, tag })
+    }
+
+    #[inline]
+    pub fn check_range(&self, lpn: u64) -> Result<(), FtlError> {
+        if lpn >= self.s.logical_pages {
+            return Err(FtlError::OutOfRange { lpn, capacity: self.s.logical_pages });
+        }
+        Ok(())
+    }
+
+    pub fn last_tag(&self) -> u32 {
+        self.next_tag
+    }
+    pub fn set_record_ops(&mut self, on: bool) {
+        self.record_ops = on;
+    }
+    pub fn take_ops(&mut self) -> std::vec::Drain<'_, FlashOp> {
+        self.ops.drain(..)
+    }
+    pub fn prefetch_map(&self, lpn: u64) {
+        if let Some(e) = self.l2p.get(lpn as usize) {
+            crate::ftl::prefetch(e);
+        }
+    }
+
+    /// Bytes of the simulator's state for this scheme.
+    pub fn memory_bytes(&self) -> usize {
+        (self.l2p.len() + self.p2l.len() + self.tags.len()) * 4
+            + (self.data.len() + self.lbn_valid.len() + self.fill.len() * 2) * 4
+            + self.nand.memory_bytes()
+    }
+
+    /// Strict mode: the local checks of `lpn` after every operation; returns whether
+    /// the full check is due (every time an eighth of the physical pages' worth of
+    /// operations passed: amortised O(1)).
+    pub fn strict_due(&mut self, lpn: u64) -> Result<bool, FtlError> {
+        if !self.s.strict {
+            return Ok(false);
+        }
+        self.check_lpn(lpn).map_err(FtlError::Invariant)?;
+        self.strict_ops += 1;
+        if self.strict_ops >= self.p2l.len() as u64 / 8 {
+            self.strict_ops = 0;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn check_lpn(&self, lpn: u64) -> Result<(), String> {
+        let page = self.l2p[lpn as usize];
+        if page == NO_PAGE {
+            return Ok(());
+        }
+        if self.p2l[page as usize] != lpn as u32 || self.nand.page_state(page) != PageState::Valid {
+            return Err(format!("lpn {lpn} maps to page {page}, which is {:?} and holds {}", self.nand.page_state(page), self.p2l[page as usize]));
+        }
+        Ok(())
+    }
+
+    /// Every valid physical page is mapped exactly once and back; per-block counts
+    /// recount; per-logical-unit valid counts recount; free units are erased; a data
+    /// unit holds only its own logical unit's pages, each at its offset.
+    pub fn check_all(&self) -> Result<(), String> {
+        self.nand.check_all()?;
+        let mut per_lbn = vec![0u32; self.data.len()];
+        for (page, &lpn) in self.p2l.iter().enumerate() {
+            let valid = self.nand.page_state(page as u32) == PageState::Valid;
+            if valid != (lpn != NO_PAGE) {
+                return Err(format!("page {page}: valid={valid} but reverse map {lpn}"));
+            }
+            if valid {
+                if self.l2p[lpn as usize] != page as u32 {
+                    return Err(format!("page {page} holds lpn {lpn}, which maps to {}", self.l2p[lpn as usize]));
+                }
+                per_lbn[(lpn / self.upp) as usize] += 1;
+            }
+        }
+        if per_lbn != self.lbn_valid {
+            return Err("per-logical-unit valid counts differ from a recount".into());
+        }
+        for (lbn, &u) in self.data.iter().enumerate() {
+            if u == NONE {
+                continue;
+            }
+            for k in 0..self.fill[u as usize] {
+                let lpn = self.p2l[self.page_at(u, k) as usize];
+                if lpn != NO_PAGE && lpn as u64 != lbn as u64 * self.upp as u64 + k as u64 {
+                    return Err(format!("data unit {u} of logical unit {lbn} holds lpn {lpn} at offset {k}"));
+                }
+            }
+        }
+        for q in &self.free {
+            for &u in q {
+                if (0..self.sb).any(|m| self.nand.write_pointer(self.block(u, m)) != 0) || self.fill[u as usize] != 0 {
+                    return Err(format!("free unit {u} is not erased"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Free units (for checks: every unit is free, a data unit or a log).
+    pub fn free_units(&self) -> usize {
+        self.free.iter().map(|q| q.len()).sum()
+    }
+}
