@@ -22,6 +22,10 @@ fn geo(planes: u32, ppb: u32) -> Geometry {
 
 /// A scheme over `geo(planes, ppb)` with 8 logical units of `sb` blocks each.
 fn ftl(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32) -> Ftl {
+    ftl_with(scheme, planes, ppb, sb, log_blocks, LogVictim::Lru)
+}
+
+fn ftl_with(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32, log_victim: LogVictim) -> Ftl {
     let g = geo(planes, ppb);
     let s = FtlSettings {
         logical_pages: 8 * (sb * ppb) as u64,
@@ -38,7 +42,7 @@ fn ftl(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32) -> Ftl {
         strict: true,
         track_content: true,
         seed: 3,
-        mapping: MappingSettings { scheme, log_blocks, superblock_blocks: sb, ..MappingSettings::default() },
+        mapping: MappingSettings { scheme, log_blocks, log_victim, superblock_blocks: sb, ..MappingSettings::default() },
     };
     Ftl::new(g, s).unwrap()
 }
@@ -257,8 +261,9 @@ proptest! {
     /// throughout and at the end; programs by cause add up.
     #[test]
     fn reads_return_last_write(scheme in schemes(), sb in prop_oneof![Just(1u32), Just(2)], logs in 2u32..5,
+                               victim in prop_oneof![Just(LogVictim::Lru), Just(LogVictim::Fifo), Just(LogVictim::Random)],
                                narrow in any::<bool>(), ops in ops()) {
-        let mut f = ftl(scheme, 2, 4, sb, logs);
+        let mut f = ftl_with(scheme, 2, 4, sb, logs, victim);
         // Narrow: a few units, so that logs and merges meet often.
         let logical = if narrow { 3 * (4 * sb) as u64 } else { f.settings().logical_pages };
         let mut model: HashMap<u64, u32> = HashMap::new();
