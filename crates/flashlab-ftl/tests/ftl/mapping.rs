@@ -26,6 +26,10 @@ fn ftl(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32) -> Ftl {
 }
 
 fn ftl_with(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32, log_victim: LogVictim) -> Ftl {
+    ftl_seq(scheme, planes, ppb, sb, log_blocks, log_victim, 1)
+}
+
+fn ftl_seq(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32, log_victim: LogVictim, seq: u32) -> Ftl {
     let g = geo(planes, ppb);
     let s = FtlSettings {
         logical_pages: 8 * (sb * ppb) as u64,
@@ -42,7 +46,14 @@ fn ftl_with(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32, log
         strict: true,
         track_content: true,
         seed: 3,
-        mapping: MappingSettings { scheme, log_blocks, log_victim, superblock_blocks: sb, ..MappingSettings::default() },
+        mapping: MappingSettings {
+            scheme,
+            log_blocks,
+            log_victim,
+            fast_seq_log_blocks: seq,
+            superblock_blocks: sb,
+            ..MappingSettings::default()
+        },
     };
     Ftl::new(g, s).unwrap()
 }
@@ -262,8 +273,8 @@ proptest! {
     #[test]
     fn reads_return_last_write(scheme in schemes(), sb in prop_oneof![Just(1u32), Just(2)], logs in 2u32..5,
                                victim in prop_oneof![Just(LogVictim::Lru), Just(LogVictim::Fifo), Just(LogVictim::Random)],
-                               narrow in any::<bool>(), ops in ops()) {
-        let mut f = ftl_with(scheme, 2, 4, sb, logs, victim);
+                               seq in 1u32..4, narrow in any::<bool>(), ops in ops()) {
+        let mut f = ftl_seq(scheme, 2, 4, sb, logs, victim, 1 + (seq - 1) % (logs - 1));
         // Narrow: a few units, so that logs and merges meet often.
         let logical = if narrow { 3 * (4 * sb) as u64 } else { f.settings().logical_pages };
         let mut model: HashMap<u64, u32> = HashMap::new();
