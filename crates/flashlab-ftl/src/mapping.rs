@@ -49,6 +49,8 @@ pub trait Mapping {
 }
 
 /// Every mapping scheme (`ftl.mapping`).
+// One `Ftl` per run: boxing the large page variant would add an indirection to every call.
+#[allow(clippy::large_enum_variant)]
 pub enum Ftl {
     Page(PageFtl),
     Block(BlockFtl),
