@@ -140,6 +140,7 @@ where
     if e.mark.is_none() {
         e.mark();
     }
+    obs.end(&e.run_end());
     Ok(e.finish())
 }
 

@@ -9,6 +9,7 @@
 mod addr;
 mod buffer;
 
+mod end;
 mod engine;
 mod host;
 pub mod hotness;
@@ -21,7 +22,7 @@ pub mod timing;
 
 pub use addr::PageSpan;
 pub use engine::{run, run_observed, run_synthetic, run_synthetic_observed, SimError};
-pub use observe::{Observer, RequestRecord};
+pub use observe::{Observer, RequestRecord, RunEnd};
 
 pub use flashlab_config::Settings;
 pub use result::RunResult;
