@@ -11,8 +11,10 @@ mod output;
 mod plot;
 mod repro_ubifs;
 mod repro_wpo;
+mod report;
 mod reproduce;
 mod run;
+mod series;
 mod trace_cmd;
 
 use clap::{Parser, Subcommand};

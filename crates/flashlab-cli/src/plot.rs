@@ -8,7 +8,7 @@ use std::sync::Once;
 
 static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 
-fn fonts() {
+pub(crate) fn fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // The bundled font is valid; a failure here would only lose the text.

@@ -102,3 +102,14 @@ pub fn run(out: &Path, quick: bool) -> anyhow::Result<()> {
     write_json(&out.join("results.json"), &rep)?;
     plots(out, &rep)
 }
+
+/// The plan (device, utilisations, workload sizes) and the five file-system configurations, as JSON.
+pub fn configs(quick: bool) -> anyhow::Result<Vec<crate::report::repro::ConfigUsed>> {
+    use crate::report::repro::ConfigUsed;
+    let plan = Plan::new(quick);
+    let mut out = vec![ConfigUsed { name: "plan (device and workloads)".into(), text: serde_json::to_string_pretty(&plan)? }];
+    for (name, fs) in repro::configs_for(&plan.device) {
+        out.push(ConfigUsed { name: format!("file system: {name}"), text: serde_json::to_string_pretty(&fs)? });
+    }
+    Ok(out)
+}

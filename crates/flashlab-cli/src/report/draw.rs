@@ -1,0 +1,313 @@
+//! Drawing a [`Figure`] with plotters, one code path for both outputs: an SVG
+//! string for inline use in a page, or a PNG file (with the bundled font).
+//! The legend has its own strip right of the plot, so it never hides data.
+
+use super::figure::{colour, short_number, viridis, Axis, Figure, Line, Plot};
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::Path;
+
+/// Canvas size in pixels, and the legend strip's width.
+pub const SIZE: (u32, u32) = (960, 480);
+const LEGEND_W: u32 = 210;
+
+type Area<DB> = DrawingArea<DB, Shift>;
+
+fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
+    anyhow::anyhow!("plot: {e:?}")
+}
+
+/// The figure as an SVG document (deterministic: same figure, same bytes).
+pub fn svg(fig: &Figure) -> anyhow::Result<String> {
+    crate::plot::fonts(); // text extents are measured with the bundled font
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        draw(&root, fig)?;
+        root.present().map_err(err)?;
+    }
+    Ok(out)
+}
+
+/// The figure as a PNG file.
+pub fn png(fig: &Figure, path: &Path) -> anyhow::Result<()> {
+    crate::plot::fonts();
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    draw(&root, fig)?;
+    root.present().map_err(|e| anyhow::anyhow!("cannot write {}: {e:?}", path.display()))
+}
+
+fn draw<DB: DrawingBackend>(root: &Area<DB>, fig: &Figure) -> anyhow::Result<()> {
+    root.fill(&WHITE).map_err(err)?;
+    let (plot, legend) = root.split_horizontally(SIZE.0 - LEGEND_W);
+    match &fig.plot {
+        Plot::Lines { x, y, lines } => {
+            draw_lines(&plot, &fig.title, x, y, lines)?;
+            let names: Vec<&str> = lines.iter().map(|l| l.name.as_str()).collect();
+            legend_entries(&legend, &names, false)
+        }
+        Plot::Bars { x_label, y, categories, series } if series.len() == 1 => {
+            draw_bars(root, &fig.title, x_label, y, categories, series)
+        }
+        Plot::Bars { x_label, y, categories, series } => {
+            draw_bars(&plot, &fig.title, x_label, y, categories, series)?;
+            let names: Vec<&str> = series.iter().map(|s| s.0.as_str()).collect();
+            legend_entries(&legend, &names, true)
+        }
+        Plot::Heat { x_label, y_label, columns, rows, cells, unit } => {
+            let (lo, hi) = cells.iter().flatten().fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+            draw_heat(&plot, &fig.title, x_label, y_label, columns, rows, cells, (lo, hi))?;
+            colour_bar(&legend, unit, (lo, hi))
+        }
+    }
+}
+
+fn text_style(size: u32, h: HPos, v: VPos) -> TextStyle<'static> {
+    TextStyle::from(("sans-serif", size).into_font()).pos(Pos::new(h, v))
+}
+
+fn legend_entries<DB: DrawingBackend>(legend: &Area<DB>, names: &[&str], boxes: bool) -> anyhow::Result<()> {
+    for (i, name) in names.iter().enumerate() {
+        let y = 60 + 24 * i as i32;
+        let c = colour(i);
+        if boxes {
+            legend.draw(&Rectangle::new([(8, y - 7), (30, y + 7)], c.filled())).map_err(err)?;
+        } else {
+            legend.draw(&PathElement::new(vec![(6, y), (32, y)], c.stroke_width(3))).map_err(err)?;
+        }
+        let label: String = name.chars().take(24).collect();
+        legend.draw(&Text::new(label, (38, y), text_style(14, HPos::Left, VPos::Center))).map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Axis range covering `values`: from 0 (or the least value if negative) on a linear
+/// axis, around the positive values with a margin on a log axis.
+fn range(values: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> (f64, f64) {
+    let v: Vec<f64> = values.filter(|v| v.is_finite() && (!log || *v > 0.0)).collect();
+    let lo = v.iter().copied().fold(f64::MAX, f64::min);
+    let hi = v.iter().copied().fold(f64::MIN, f64::max);
+    if v.is_empty() {
+        return if log { (1.0, 10.0) } else { (0.0, 1.0) };
+    }
+    if log {
+        return (lo / 1.5, hi * 1.5);
+    }
+    let lo = if from_zero { lo.min(0.0) } else { lo };
+    let span = (hi - lo).max(hi.abs() * 1e-6).max(1e-12);
+    (lo, hi + span * 0.08)
+}
+
+fn draw_lines<DB: DrawingBackend>(area: &Area<DB>, title: &str, x: &Axis, y: &Axis, lines: &[Line]) -> anyhow::Result<()> {
+    let (x0, x1) = range(lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)), x.log, false);
+    let (y0, y1) = range(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)), y.log, true);
+    let (xd, yd) = (&x.label, &y.label);
+    match (x.log, y.log) {
+        (false, false) => lines_in(area, title, x0..x1, y0..y1, xd, yd, lines),
+        (true, false) => lines_in(area, title, (x0..x1).log_scale(), y0..y1, xd, yd, lines),
+        (false, true) => lines_in(area, title, x0..x1, (y0..y1).log_scale(), xd, yd, lines),
+        (true, true) => lines_in(area, title, (x0..x1).log_scale(), (y0..y1).log_scale(), xd, yd, lines),
+    }
+}
+
+fn lines_in<DB, X, Y>(area: &Area<DB>, title: &str, x: X, y: Y, xd: &str, yd: &str, lines: &[Line]) -> anyhow::Result<()>
+where
+    DB: DrawingBackend,
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x, y)
+        .map_err(err)?;
+    let fmt = |v: &f64| short_number(*v);
+    chart
+        .configure_mesh()
+        .x_desc(xd)
+        .y_desc(yd)
+        .x_label_formatter(&fmt)
+        .y_label_formatter(&fmt)
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 15))
+        .light_line_style(RGBColor(238, 238, 238))
+        .draw()
+        .map_err(err)?;
+    for (i, l) in lines.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = l.points.iter().copied().filter(|(a, b)| a.is_finite() && b.is_finite()).collect();
+        let c = colour(i);
+        chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(2))).map_err(err)?;
+        if pts.len() <= 60 {
+            chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, c.filled()))).map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+/// The name of the category whose centre is at `v` (ticks fall on half units), or "".
+fn category_at(names: &[String], v: f64, every: usize) -> String {
+    let half = (v * 2.0).round() as i64;
+    if half % 2 != 1 || (half / 2) as usize % every != 0 {
+        return String::new();
+    }
+    names.get((half / 2) as usize).cloned().unwrap_or_default()
+}
+
+fn draw_bars<DB: DrawingBackend>(
+    area: &Area<DB>,
+    title: &str,
+    x_label: &str,
+    y: &Axis,
+    cats: &[String],
+    series: &[(String, Vec<f64>)],
+) -> anyhow::Result<()> {
+    let (mut y0, mut y1) = range(series.iter().flat_map(|s| s.1.iter().copied()), y.log, true);
+    if y.log {
+        y1 *= 2.0; // room for the value labels
+    } else {
+        y1 += (y1 - y0) * 0.07;
+        y0 = y0.min(0.0);
+    }
+    match y.log {
+        false => bars_in(area, title, x_label, &y.label, y0..y1, (y0, y1, false), cats, series),
+        true => bars_in(area, title, x_label, &y.label, (y0..y1).log_scale(), (y0, y1, true), cats, series),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bars_in<DB, Y>(
+    area: &Area<DB>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    y: Y,
+    (y0, y1, log): (f64, f64, bool),
+    cats: &[String],
+    series: &[(String, Vec<f64>)],
+) -> anyhow::Result<()>
+where
+    DB: DrawingBackend,
+    Y: AsRangedCoord<Value = f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let n = cats.len().max(1);
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..n as f64, y)
+        .map_err(err)?;
+    let every = n.div_ceil(24);
+    let xfmt = |v: &f64| category_at(cats, *v, every);
+    let yfmt = |v: &f64| short_number(*v);
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(2 * n + 1)
+        .x_label_formatter(&xfmt)
+        .y_label_formatter(&yfmt)
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 15))
+        .light_line_style(RGBColor(238, 238, 238))
+        .draw()
+        .map_err(err)?;
+    let bars = series.len().max(1);
+    let width = 0.8 / bars as f64;
+    // Height of a value as a share of the axis, to find bars too small to see.
+    let share = |v: f64| if log { (v.max(y0) / y0).ln() / (y1 / y0).ln() } else { (v - y0) / (y1 - y0) };
+    let label_all = n * bars <= 16;
+    for (si, (_, values)) in series.iter().enumerate() {
+        let c = colour(si);
+        for (ci, &v) in values.iter().enumerate().filter(|(_, v)| v.is_finite()) {
+            let x0 = ci as f64 + 0.1 + si as f64 * width;
+            let base = if log { y0 } else { 0.0 };
+            if !log || v > 0.0 {
+                chart.draw_series([Rectangle::new([(x0, base), (x0 + width * 0.92, v)], c.filled())]).map_err(err)?;
+            }
+            if label_all || share(v) < 0.04 {
+                let at = (x0 + width * 0.46, if log { v.max(y0) } else { v.max(0.0) });
+                let t = Text::new(short_number(v), at, text_style(12, HPos::Center, VPos::Bottom));
+                chart.draw_series([t]).map_err(err)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw_heat<DB: DrawingBackend>(
+    area: &Area<DB>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    columns: &[String],
+    rows: &[String],
+    cells: &[Vec<f64>],
+    (lo, hi): (f64, f64),
+) -> anyhow::Result<()> {
+    let (nc, nr) = (columns.len().max(1), rows.len().max(1));
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..nc as f64, 0.0..nr as f64)
+        .map_err(err)?;
+    // Row 0 at the top: row r spans y (nr - 1 - r) .. (nr - r).
+    let rev: Vec<String> = rows.iter().rev().cloned().collect();
+    let xfmt = |v: &f64| category_at(columns, *v, nc.div_ceil(32));
+    let yfmt = |v: &f64| category_at(&rev, *v, nr.div_ceil(24));
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(2 * nc + 1)
+        .y_labels(2 * nr + 1)
+        .x_label_formatter(&xfmt)
+        .y_label_formatter(&yfmt)
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 15))
+        .draw()
+        .map_err(err)?;
+    let span = (hi - lo).max(1e-12);
+    let cell_px = (SIZE.0 - LEGEND_W - 110) as f64 / nc as f64;
+    for (r, row) in cells.iter().enumerate() {
+        let yb = (nr - 1 - r) as f64;
+        for (c, &v) in row.iter().enumerate() {
+            let t = if hi > lo { (v - lo) / span } else { 0.5 };
+            let cell = Rectangle::new([(c as f64, yb), (c as f64 + 1.0, yb + 1.0)], viridis(t).filled());
+            chart.draw_series([cell]).map_err(err)?;
+            if cell_px >= 30.0 && nr <= 40 {
+                let ink = if t < 0.6 { WHITE } else { BLACK };
+                let style = text_style(12, HPos::Center, VPos::Center).color(&ink);
+                chart.draw_series([Text::new(short_number(v), (c as f64 + 0.5, yb + 0.5), style)]).map_err(err)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A vertical colour bar with the extreme values and the unit.
+fn colour_bar<DB: DrawingBackend>(legend: &Area<DB>, unit: &str, (lo, hi): (f64, f64)) -> anyhow::Result<()> {
+    let (top, height, steps) = (60, 300, 60);
+    for i in 0..steps {
+        let t = 1.0 - i as f64 / (steps - 1) as f64;
+        let y = top + i * height / steps;
+        legend.draw(&Rectangle::new([(10, y), (36, y + height / steps + 1)], viridis(t).filled())).map_err(err)?;
+    }
+    let label = |v: f64, y: i32| Text::new(short_number(v), (44, y), text_style(13, HPos::Left, VPos::Center));
+    legend.draw(&label(hi, top)).map_err(err)?;
+    legend.draw(&label(lo, top + height)).map_err(err)?;
+    let u = Text::new(unit.to_string(), (10, top - 22), text_style(14, HPos::Left, VPos::Center));
+    legend.draw(&u).map_err(err)
+}
