@@ -15,7 +15,7 @@ figure.plot{margin:1em 0}figure.plot svg,figure.plot img{max-width:100%;height:a
 figcaption{font-size:.9em;color:#333}pre{background:#f6f6f6;padding:.5em;overflow-x:auto}\
 p.note{color:#555;font-style:italic}";
 
-const SCRIPT: &str = "document.addEventListener('DOMContentLoaded',function(){\
+const SCRIPT: &str = "window.addEventListener('load',function(){\
 var f=document.querySelectorAll('figure.plot');\
 for(var i=0;i<f.length;i++){var r=f[i].querySelector('svg,img').getBoundingClientRect();\
 f[i].setAttribute('data-rect',[r.left+scrollX,r.top+scrollY,r.width,r.height].map(Math.round).join(','));}\
@@ -47,6 +47,12 @@ impl Page {
     pub fn raw(&mut self, html: &str) {
         self.body.push_str(html);
     }
+    /// A table folded under a summary line.
+    pub fn details_table(&mut self, summary: &str, header: &[&str], rows: &[Vec<String>]) {
+        let _ = writeln!(self.body, "<details><summary>{}</summary>", escape(summary));
+        self.table(header, rows);
+        self.body.push_str("</details>\n");
+    }
     /// A table; cells that parse as numbers are right-aligned.
     pub fn table(&mut self, header: &[&str], rows: &[Vec<String>]) {
         self.body.push_str("<table>\n<tr>");
@@ -57,7 +63,8 @@ impl Page {
         for row in rows {
             self.body.push_str("<tr>");
             for c in row {
-                let class = if c.parse::<f64>().is_ok() { " class=\"n\"" } else { "" };
+                let numeric = c.split(" / ").all(|x| x == "–" || x.parse::<f64>().is_ok());
+                let class = if numeric { " class=\"n\"" } else { "" };
                 let _ = write!(self.body, "<td{class}>{}</td>", escape(c));
             }
             self.body.push_str("</tr>\n");

@@ -24,7 +24,7 @@ pub fn write_index(out: &Path, name: &str, configs: &[ConfigUsed]) -> anyhow::Re
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "png"))
         .collect();
-    pngs.sort();
+    pngs.sort_by_key(|p| natural_key(&p.file_name().unwrap_or_default().to_string_lossy()));
     for p in &pngs {
         let bytes = std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
         let file = p.file_name().unwrap_or_default().to_string_lossy();
@@ -37,4 +37,34 @@ pub fn write_index(out: &Path, name: &str, configs: &[ConfigUsed]) -> anyhow::Re
     }
     let path = out.join("index.html");
     std::fs::write(&path, page.finish()).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Sort key that orders embedded numbers by value ("fig9" before "fig10").
+fn natural_key(name: &str) -> Vec<(String, u64)> {
+    let mut key = Vec::new();
+    let mut text = String::new();
+    let mut digits = String::new();
+    for c in name.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+        } else {
+            if !digits.is_empty() {
+                key.push((std::mem::take(&mut text), digits.parse().unwrap_or(u64::MAX)));
+                digits.clear();
+            }
+            text.push(c);
+        }
+    }
+    key.push((text, digits.parse().unwrap_or(0)));
+    key
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn natural_order() {
+        let mut v = vec!["fig10_a.png", "fig6_b.png", "fig9_c.png", "alpha.png"];
+        v.sort_by_key(|n| super::natural_key(n));
+        assert_eq!(v, ["alpha.png", "fig6_b.png", "fig9_c.png", "fig10_a.png"]);
+    }
 }

@@ -42,7 +42,7 @@ fn latency_cdf(end: Option<&RunEnd>) -> Figure {
             [("read", &e.read_latency_cdf), ("write", &e.write_latency_cdf)]
                 .into_iter()
                 .filter(|(_, c)| !c.is_empty())
-                .map(|(n, c)| Line { name: n.into(), points: c.clone() })
+                .map(|(n, c)| Line { name: n.into(), points: cdf_steps(c) })
                 .collect()
         })
         .unwrap_or_default();
@@ -56,6 +56,17 @@ fn latency_cdf(end: Option<&RunEnd>) -> Figure {
             lines,
         },
     }
+}
+
+/// An empirical CDF drawn as steps: 0 before the first point, each level held until the next point.
+pub fn cdf_steps(cdf: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(cdf.len() * 2);
+    let mut level = 0.0;
+    for &(x, f) in cdf {
+        out.extend([(x, level), (x, f)]);
+        level = f;
+    }
+    out
 }
 
 /// The x value of a span: simulated seconds since the first request, or requests in counting mode.
@@ -245,6 +256,33 @@ pub fn mapping_work(result: &serde_json::Value) -> Option<Figure> {
     })
 }
 
+/// The headline rows: (label, result fields shown, joined by " / ").
+const HEADLINE: [(&str, &[&str]); 10] = [
+    ("requests (reads / writes / trims)", &["requests", "read_requests", "write_requests", "trim_requests"]),
+    ("host pages read / written / trimmed", &["host_read_pages", "host_write_pages", "host_trim_pages"]),
+    ("NAND page reads / programs / erases", &["nand_read_pages", "nand_program_pages", "nand_erases"]),
+    ("GC runs / pages copied", &["gc_runs", "gc_copied_pages"]),
+    ("WAF (closed form)", &["waf", "waf_closed_form"]),
+    ("erases per block min / max / mean / sd", &["erase_count_min", "erase_count_max", "erase_count_mean", "erase_count_stddev"]),
+    ("read latency µs mean / p50 / p99 / max", &["read_latency_us_mean", "read_latency_us_p50", "read_latency_us_p99", "read_latency_us_max"]),
+    ("write latency µs mean / p50 / p99 / max", &["write_latency_us_mean", "write_latency_us_p50", "write_latency_us_p99", "write_latency_us_max"]),
+    ("IOPS / bandwidth MiB/s", &["iops", "bandwidth_mib_s"]),
+    ("simulated time s", &["sim_time_s"]),
+];
+
+/// A number to 4 significant digits (integers in full), null as "–".
+fn brief(v: Option<&serde_json::Value>) -> String {
+    match v {
+        Some(serde_json::Value::Number(n)) if n.is_f64() => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            let digits = (3 - x.abs().max(1e-9).log10().floor() as i32).clamp(0, 6) as usize;
+            format!("{x:.digits$}")
+        }
+        Some(serde_json::Value::Null) | None => "–".into(),
+        Some(v) => cell(v),
+    }
+}
+
 /// A result value as table text: numbers as JSON prints them, null as "–".
 fn cell(v: &serde_json::Value) -> String {
     match v {
@@ -261,6 +299,19 @@ pub fn page(d: &RunData, figs: &[Figure]) -> anyhow::Result<String> {
     p.para("Everything on this page is simulated and deterministic: the same configuration gives the same page. The host's wall-clock time (wall_time_s in the JSON result) is left out.");
     p.heading("Summary");
     let json = serde_json::to_value(d.result)?;
+    let headline: Vec<Vec<String>> = HEADLINE
+        .iter()
+        .map(|(label, keys)| {
+            let values: Vec<String> = keys.iter().map(|k| brief(json.get(*k))).collect();
+            vec![label.to_string(), values.join(" / ")]
+        })
+        .collect();
+    p.table(&["measured after prefill and warm-up", "value"], &headline);
+    p.heading("Plots");
+    for f in figs {
+        p.figure(f)?;
+    }
+    p.heading("Result and configuration");
     let rows: Vec<Vec<String>> = json
         .as_object()
         .into_iter()
@@ -268,12 +319,7 @@ pub fn page(d: &RunData, figs: &[Figure]) -> anyhow::Result<String> {
         .filter(|(k, _)| !matches!(k.as_str(), "config" | "wall_time_s"))
         .map(|(k, v)| vec![k.clone(), cell(v)])
         .collect();
-    p.table(&["result field", "value"], &rows);
-    p.heading("Plots");
-    for f in figs {
-        p.figure(f)?;
-    }
-    p.heading("Resolved configuration");
+    p.details_table("every result field (JSON values; wall_time_s left out)", &["result field", "value"], &rows);
     p.pre("config (TOML, every key)", &d.config_toml);
     Ok(p.finish())
 }
@@ -281,6 +327,19 @@ pub fn page(d: &RunData, figs: &[Figure]) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn brief_numbers() {
+        let v = serde_json::json!({"a": 4.90275, "b": 1511.845, "c": 0.000123456, "d": 7, "e": null});
+        let got: Vec<String> = ["a", "b", "c", "d", "e", "f"].iter().map(|k| brief(v.get(*k))).collect();
+        assert_eq!(got, ["4.903", "1512", "0.000123", "7", "–", "–"]);
+    }
+
+    #[test]
+    fn cdf_steps_start_at_zero() {
+        assert_eq!(cdf_steps(&[(1.0, 0.25), (2.0, 1.0)]), [(1.0, 0.0), (1.0, 0.25), (2.0, 0.25), (2.0, 1.0)]);
+        assert!(cdf_steps(&[]).is_empty());
+    }
 
     #[test]
     fn erase_bins_exact() {
