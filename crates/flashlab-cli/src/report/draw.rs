@@ -225,6 +225,8 @@ where
     // Height of a value as a share of the axis, to find bars too small to see.
     let share = |v: f64| if log { (v.max(y0) / y0).ln() / (y1 / y0).ln() } else { (v - y0) / (y1 - y0) };
     let label_all = n * bars <= 16;
+    // Bars narrower than a label get theirs turned upright.
+    let bar_px = (SIZE.0 - LEGEND_W - 110) as f64 / n as f64 * width;
     for (si, (_, values)) in series.iter().enumerate() {
         let c = colour(si);
         for (ci, &v) in values.iter().enumerate().filter(|(_, v)| v.is_finite()) {
@@ -235,8 +237,13 @@ where
             }
             if label_all || share(v) < 0.04 {
                 let at = (x0 + width * 0.46, if log { v.max(y0) } else { v.max(0.0) });
-                let t = Text::new(short_number(v), at, text_style(12, HPos::Center, VPos::Bottom));
-                chart.draw_series([t]).map_err(err)?;
+                let style = if bar_px < 34.0 {
+                    let font = ("sans-serif", 12).into_font().transform(FontTransform::Rotate270);
+                    TextStyle::from(font).pos(Pos::new(HPos::Left, VPos::Center))
+                } else {
+                    text_style(12, HPos::Center, VPos::Bottom)
+                };
+                chart.draw_series([Text::new(short_number(v), at, style)]).map_err(err)?;
             }
         }
     }
@@ -310,4 +317,76 @@ fn colour_bar<DB: DrawingBackend>(legend: &Area<DB>, unit: &str, (lo, hi): (f64,
     legend.draw(&label(lo, top + height)).map_err(err)?;
     let u = Text::new(unit.to_string(), (10, top - 22), text_style(14, HPos::Left, VPos::Center));
     legend.draw(&u).map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::figure::Axis;
+
+    /// Whether the SVG has a text element reading `t`.
+    fn text(svg: &str, t: &str) -> bool {
+        svg.contains(&format!(">\n{t}\n</text>"))
+    }
+
+    fn bars(values: Vec<f64>, series: usize) -> Figure {
+        let categories = (0..values.len()).map(|i| format!("c{i}")).collect();
+        Figure {
+            id: "b".into(),
+            title: "bars".into(),
+            caption: String::new(),
+            plot: Plot::Bars {
+                x_label: "category".into(),
+                y: Axis::auto("count", values.iter().copied(), 2.0),
+                categories,
+                series: (0..series).map(|s| (format!("s{s}"), values.clone())).collect(),
+            },
+        }
+    }
+
+    #[test]
+    fn svg_is_deterministic_and_draws_each_kind() {
+        let lines = Figure {
+            id: "l".into(),
+            title: "lines".into(),
+            caption: String::new(),
+            plot: Plot::Lines {
+                x: Axis::log("x (µs)"),
+                y: Axis::linear("y"),
+                lines: vec![Line { name: "a<b".into(), points: vec![(1.0, 0.5), (10.0, 1.0)] }],
+            },
+        };
+        let heat = Figure {
+            id: "h".into(),
+            title: "heat".into(),
+            caption: String::new(),
+            plot: Plot::Heat {
+                x_label: "x".into(),
+                y_label: "y".into(),
+                columns: vec!["a".into(), "b".into()],
+                rows: vec!["r".into()],
+                cells: vec![vec![1.0, 3.0]],
+                unit: "u".into(),
+            },
+        };
+        for f in [lines, heat, bars(vec![1.0, 2.0, 1000.0], 2)] {
+            let a = svg(&f).unwrap();
+            assert_eq!(a, svg(&f).unwrap(), "{}", f.id);
+            assert!(a.starts_with("<svg") && a.contains(&f.title), "{}", f.id);
+        }
+        // Escaped series name, log axis labels, heat-map cell values and colour-bar ends.
+        let l = svg(&Figure { id: "x".into(), ..bars(vec![1.0], 1) }).unwrap();
+        assert!(text(&l, "1"), "the lone bar is labelled");
+    }
+
+    #[test]
+    fn small_bars_get_value_labels() {
+        // 20 bars: only the ones under 4 % of the axis are labelled.
+        let mut v = vec![100.0; 20];
+        v[3] = 2.0;
+        v[7] = 0.0;
+        let s = svg(&bars(v, 1)).unwrap();
+        assert!(text(&s, "2") && text(&s, "0"));
+        assert!(!text(&s, "100") || s.matches(">\n100\n</text>").count() == 1, "at most the y axis tick");
+    }
 }
