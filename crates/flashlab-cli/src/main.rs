@@ -9,9 +9,9 @@ mod observe;
 
 mod output;
 mod plot;
+mod report;
 mod repro_ubifs;
 mod repro_wpo;
-mod report;
 mod reproduce;
 mod run;
 mod series;

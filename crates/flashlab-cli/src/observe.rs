@@ -1,7 +1,7 @@
 //! The CLI's run observer: progress bar, per-request CSV log, interval time series.
 
-use anyhow::Context;
 use crate::series::SpanBuilder;
+use anyhow::Context;
 use flashlab_sim::{Observer, RequestRecord};
 use indicatif::ProgressBar;
 use std::fs::File;
@@ -28,7 +28,8 @@ impl CliObserver {
             .map(|p| create(p, "index,measured,op,offset_bytes,pages,issue_ns,done_ns,latency_ns,gc_wait_ns"))
             .transpose()?;
         let header = "requests,sim_time_s,waf,read_latency_us_mean,write_latency_us_mean,gc_wait_us_mean";
-        let series = series.map(|p| create(p, header).map(|w| (w, every.max(1), SpanBuilder::default()))).transpose()?;
+        let series =
+            series.map(|p| create(p, header).map(|w| (w, every.max(1), SpanBuilder::default()))).transpose()?;
         Ok(CliObserver { bar, log, series, error: None })
     }
 

@@ -58,7 +58,13 @@ fn plots(out: &Path, rep: &Report) -> anyhow::Result<()> {
         let (causes, series) = by_cause(&rep.runs, w);
         if !causes.is_empty() {
             let title = format!("{w}: pages programmed by cause (lowest utilisation)");
-            plot::grouped_bars(&out.join(format!("writes_by_cause_{w}.png")), &title, "pages programmed", &causes, &series)?;
+            plot::grouped_bars(
+                &out.join(format!("writes_by_cause_{w}.png")),
+                &title,
+                "pages programmed",
+                &causes,
+                &series,
+            )?;
         }
     }
     let mb = "data written by the workload (MiB)";
@@ -134,7 +140,8 @@ pub fn run(out: &Path, quick: bool) -> anyhow::Result<()> {
 pub fn configs(quick: bool) -> anyhow::Result<Vec<crate::report::repro::ConfigUsed>> {
     use crate::report::repro::ConfigUsed;
     let plan = Plan::new(quick);
-    let mut out = vec![ConfigUsed { name: "plan (device and workloads)".into(), text: serde_json::to_string_pretty(&plan)? }];
+    let mut out =
+        vec![ConfigUsed { name: "plan (device and workloads)".into(), text: serde_json::to_string_pretty(&plan)? }];
     for (name, fs) in repro::configs_for(&plan.device) {
         out.push(ConfigUsed { name: format!("file system: {name}"), text: serde_json::to_string_pretty(&fs)? });
     }

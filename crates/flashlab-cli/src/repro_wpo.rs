@@ -274,7 +274,9 @@ pub fn configs(quick: bool) -> anyhow::Result<Vec<crate::report::repro::ConfigUs
     let mut text = String::new();
     for w in WORKLOADS {
         let how = match w.trace {
-            Some((file, format)) => format!("trace ../shared/traces/{file} (format {format}), arrivals at its timestamps"),
+            Some((file, format)) => {
+                format!("trace ../shared/traces/{file} (format {format}), arrivals at its timestamps")
+            }
             None => w.sets.join(" "),
         };
         let _ = writeln!(text, "{}: {how}", w.name);

@@ -14,9 +14,13 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ),
 ];
 
+/// An experiment's runner (output folder, quick) and the configurations it uses (quick).
+type Run = fn(&Path, bool) -> anyhow::Result<()>;
+type Configs = fn(bool) -> anyhow::Result<Vec<ConfigUsed>>;
+
 pub fn reproduce(name: &str, out: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {
     let out = out.unwrap_or_else(|| Path::new("results").join(name));
-    let (run, configs): (fn(&Path, bool) -> anyhow::Result<()>, fn(bool) -> anyhow::Result<Vec<ConfigUsed>>) = match name {
+    let (run, configs): (Run, Configs) = match name {
         "wpo-gc" => (crate::repro_wpo::run, crate::repro_wpo::configs),
         "ubifs-hotdata" => (crate::repro_ubifs::run, crate::repro_ubifs::configs),
         other => {

@@ -100,7 +100,13 @@ fn range(values: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> (f64,
     (lo, hi + span * 0.08)
 }
 
-fn draw_lines<DB: DrawingBackend>(area: &Area<DB>, title: &str, x: &Axis, y: &Axis, lines: &[Line]) -> anyhow::Result<()> {
+fn draw_lines<DB: DrawingBackend>(
+    area: &Area<DB>,
+    title: &str,
+    x: &Axis,
+    y: &Axis,
+    lines: &[Line],
+) -> anyhow::Result<()> {
     let (x0, x1) = range(lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)), x.log, false);
     let (y0, y1) = range(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)), y.log, true);
     let (xd, yd) = (&x.label, &y.label);
@@ -112,7 +118,15 @@ fn draw_lines<DB: DrawingBackend>(area: &Area<DB>, title: &str, x: &Axis, y: &Ax
     }
 }
 
-fn lines_in<DB, X, Y>(area: &Area<DB>, title: &str, x: X, y: Y, xd: &str, yd: &str, lines: &[Line]) -> anyhow::Result<()>
+fn lines_in<DB, X, Y>(
+    area: &Area<DB>,
+    title: &str,
+    x: X,
+    y: Y,
+    xd: &str,
+    yd: &str,
+    lines: &[Line],
+) -> anyhow::Result<()>
 where
     DB: DrawingBackend,
     X: AsRangedCoord<Value = f64>,
@@ -153,7 +167,7 @@ where
 /// The name of the category whose centre is at `v` (ticks fall on half units), or "".
 fn category_at(names: &[String], v: f64, every: usize) -> String {
     let half = (v * 2.0).round() as i64;
-    if half % 2 != 1 || (half / 2) as usize % every != 0 {
+    if half % 2 != 1 || !((half / 2) as usize).is_multiple_of(every) {
         return String::new();
     }
     names.get((half / 2) as usize).cloned().unwrap_or_default()

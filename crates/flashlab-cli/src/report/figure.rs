@@ -38,9 +38,8 @@ impl Axis {
     }
     /// Logarithmic when the positive values span more than `decades` decades.
     pub fn auto(label: impl Into<String>, values: impl Iterator<Item = f64>, decades: f64) -> Self {
-        let (lo, hi) = values
-            .filter(|v| v.is_finite() && *v > 0.0)
-            .fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        let (lo, hi) =
+            values.filter(|v| v.is_finite() && *v > 0.0).fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
         Axis { label: label.into(), log: hi > 0.0 && hi / lo > 10f64.powf(decades) }
     }
 }
@@ -59,7 +58,14 @@ pub enum Plot {
     /// Bars: one group per category, one bar per series; small bars get value labels.
     Bars { x_label: String, y: Axis, categories: Vec<String>, series: Vec<(String, Vec<f64>)> },
     /// A grid of cells coloured by value (viridis), each labelled with its value.
-    Heat { x_label: String, y_label: String, columns: Vec<String>, rows: Vec<String>, cells: Vec<Vec<f64>>, unit: String },
+    Heat {
+        x_label: String,
+        y_label: String,
+        columns: Vec<String>,
+        rows: Vec<String>,
+        cells: Vec<Vec<f64>>,
+        unit: String,
+    },
 }
 
 /// A figure: an id (HTML anchor and PNG file name), a title and a caption.
@@ -93,7 +99,13 @@ pub fn short_number(v: f64) -> String {
         let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
         return format!("{}e{e}", trim_zeros(m));
     }
-    let digits = if a >= 100.0 { 0 } else if a >= 1.0 { 2 } else { 4 };
+    let digits = if a >= 100.0 {
+        0
+    } else if a >= 1.0 {
+        2
+    } else {
+        4
+    };
     trim_zeros(&format!("{v:.digits$}"))
 }
 
@@ -133,8 +145,15 @@ mod tests {
 
     #[test]
     fn short_numbers() {
-        let cases =
-            [(0.0, "0"), (0.25, "0.25"), (20.0, "20"), (1.5, "1.5"), (1234.0, "1234"), (1.5e6, "1.5e6"), (2e-4, "2e-4")];
+        let cases = [
+            (0.0, "0"),
+            (0.25, "0.25"),
+            (20.0, "20"),
+            (1.5, "1.5"),
+            (1234.0, "1234"),
+            (1.5e6, "1.5e6"),
+            (2e-4, "2e-4"),
+        ];
         for (v, s) in cases {
             assert_eq!(short_number(v), s, "{v}");
         }

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:1000px;margin:1em auto;padding:0 1em;color:#111}\
 h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ccc}\
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}\
+table{border-collapse:collapse;margin:.5em 0;display:block;overflow-x:auto;max-width:100%}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}\
 td.n{text-align:right;font-variant-numeric:tabular-nums}\
 figure.plot{margin:1em 0}figure.plot svg,figure.plot img{max-width:100%;height:auto;display:block}\
 figcaption{font-size:.9em;color:#333}pre{background:#f6f6f6;padding:.5em;overflow-x:auto}\
@@ -73,7 +73,8 @@ impl Page {
     }
     /// Preformatted text, folded under a summary line.
     pub fn pre(&mut self, summary: &str, text: &str) {
-        let _ = writeln!(self.body, "<details><summary>{}</summary><pre>{}</pre></details>", escape(summary), escape(text));
+        let _ =
+            writeln!(self.body, "<details><summary>{}</summary><pre>{}</pre></details>", escape(summary), escape(text));
     }
     /// A figure drawn as inline SVG, or a note when it has no data.
     pub fn figure(&mut self, fig: &Figure) -> anyhow::Result<()> {
@@ -229,7 +230,8 @@ mod tests {
 
     #[test]
     fn base64_matches_rfc4648_vectors() {
-        let cases = [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("foobar", "Zm9vYmFy")];
+        let cases =
+            [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("foobar", "Zm9vYmFy")];
         for (i, o) in cases {
             assert_eq!(base64(i.as_bytes()), o);
         }

@@ -65,7 +65,8 @@ pub fn writable_dir(flag: &str, dir: &Path) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(dir).with_context(|| format!("{flag} {}: cannot create the directory", dir.display()))?;
     let probe = dir.join(".flashlab-write-check");
-    std::fs::File::create(&probe).with_context(|| format!("{flag} {}: the directory is not writable", dir.display()))?;
+    std::fs::File::create(&probe)
+        .with_context(|| format!("{flag} {}: the directory is not writable", dir.display()))?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
 }

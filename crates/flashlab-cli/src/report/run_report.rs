@@ -20,8 +20,15 @@ pub struct RunData<'a> {
 }
 
 /// Result fields of the mapping schemes' extra work, drawn when the result has them.
-const MAPPING_WORK: [&str; 7] =
-    ["merges_switch", "merges_partial", "merges_full", "merge_copied_pages", "padding_pages", "map_reads", "map_writes"];
+const MAPPING_WORK: [&str; 7] = [
+    "merges_switch",
+    "merges_partial",
+    "merges_full",
+    "merge_copied_pages",
+    "padding_pages",
+    "map_reads",
+    "map_writes",
+];
 
 /// The figures of a run, in page order (figures without data are kept: the page notes them).
 pub fn figures(d: &RunData) -> Vec<Figure> {
@@ -80,11 +87,8 @@ fn span_x(d: &RunData, s: &Span) -> f64 {
 fn time_series(d: &RunData) -> Vec<Figure> {
     let timed = d.spans.iter().all(|s| s.end_ns.is_some()) && d.first_issue_ns.is_some();
     let x_label = if timed { "simulated time (s)" } else { "requests (counting mode)" };
-    let warm = if d.warmup > 0 {
-        format!(" Includes the {} warm-up requests at the start.", d.warmup)
-    } else {
-        String::new()
-    };
+    let warm =
+        if d.warmup > 0 { format!(" Includes the {} warm-up requests at the start.", d.warmup) } else { String::new() };
     // Each span's start and end on the x axis, and its length (s, or thousands of requests).
     let mut prev = (0.0, d.first_issue_ns.unwrap_or(0), 0u64);
     let mut xs = Vec::new();
@@ -99,7 +103,12 @@ fn time_series(d: &RunData) -> Vec<Figure> {
     }
     // A value per span, drawn as a step held over the span.
     let steps = |f: &dyn Fn(&Span, f64) -> Option<f64>| -> Vec<(f64, f64)> {
-        d.spans.iter().zip(&xs).filter_map(|(s, &(x0, x1, len))| f(s, len).map(|v| [(x0, v), (x1, v)])).flatten().collect()
+        d.spans
+            .iter()
+            .zip(&xs)
+            .filter_map(|(s, &(x0, x1, len))| f(s, len).map(|v| [(x0, v), (x1, v)]))
+            .flatten()
+            .collect()
     };
     let per = |f: &dyn Fn(&Span) -> Option<f64>| steps(&|s, _| f(s));
     let rate = |f: &dyn Fn(&Span) -> u64| steps(&|s, len| (len > 0.0).then(|| f(s) as f64 / len));
@@ -117,7 +126,9 @@ fn time_series(d: &RunData) -> Vec<Figure> {
         figs.push(Figure {
             id: "throughput".into(),
             title: "Throughput over simulated time".into(),
-            caption: format!("Requests completed per simulated second, each interval's value held over the interval.{warm}"),
+            caption: format!(
+                "Requests completed per simulated second, each interval's value held over the interval.{warm}"
+            ),
             plot: Plot::Lines {
                 x: Axis::linear(x_label),
                 y: Axis::linear("throughput (requests/s)"),
@@ -128,7 +139,9 @@ fn time_series(d: &RunData) -> Vec<Figure> {
     figs.push(Figure {
         id: "waf".into(),
         title: "Write amplification over time".into(),
-        caption: format!("NAND page programs per host page written: in each interval, and cumulative since the first request.{warm}"),
+        caption: format!(
+            "NAND page programs per host page written: in each interval, and cumulative since the first request.{warm}"
+        ),
         plot: Plot::Lines {
             x: Axis::linear(x_label),
             y: Axis::linear("WAF (NAND programs / host page writes)"),
@@ -160,7 +173,9 @@ fn time_series(d: &RunData) -> Vec<Figure> {
         figs.push(Figure {
             id: "latency-over-time".into(),
             title: "Mean latency over time".into(),
-            caption: format!("Mean read and write latency, and mean time a request waited behind GC, per interval.{warm}"),
+            caption: format!(
+                "Mean read and write latency, and mean time a request waited behind GC, per interval.{warm}"
+            ),
             plot: Plot::Lines { x: Axis::linear(x_label), y, lines: lat },
         });
     }
@@ -263,9 +278,18 @@ const HEADLINE: [(&str, &[&str]); 10] = [
     ("NAND page reads / programs / erases", &["nand_read_pages", "nand_program_pages", "nand_erases"]),
     ("GC runs / pages copied", &["gc_runs", "gc_copied_pages"]),
     ("WAF (closed form)", &["waf", "waf_closed_form"]),
-    ("erases per block min / max / mean / sd", &["erase_count_min", "erase_count_max", "erase_count_mean", "erase_count_stddev"]),
-    ("read latency µs mean / p50 / p99 / max", &["read_latency_us_mean", "read_latency_us_p50", "read_latency_us_p99", "read_latency_us_max"]),
-    ("write latency µs mean / p50 / p99 / max", &["write_latency_us_mean", "write_latency_us_p50", "write_latency_us_p99", "write_latency_us_max"]),
+    (
+        "erases per block min / max / mean / sd",
+        &["erase_count_min", "erase_count_max", "erase_count_mean", "erase_count_stddev"],
+    ),
+    (
+        "read latency µs mean / p50 / p99 / max",
+        &["read_latency_us_mean", "read_latency_us_p50", "read_latency_us_p99", "read_latency_us_max"],
+    ),
+    (
+        "write latency µs mean / p50 / p99 / max",
+        &["write_latency_us_mean", "write_latency_us_p50", "write_latency_us_p99", "write_latency_us_max"],
+    ),
     ("IOPS / bandwidth MiB/s", &["iops", "bandwidth_mib_s"]),
     ("simulated time s", &["sim_time_s"]),
 ];

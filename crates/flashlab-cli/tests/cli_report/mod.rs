@@ -108,7 +108,9 @@ fn chromium() -> Option<PathBuf> {
         .flat_map(|n| std::env::split_paths(&path).map(move |d| d.join(n)))
         .find(|p| p.is_file());
     if found.is_none() {
-        eprintln!("note: chromium not found on PATH; browser rendering checks skipped (Debian: apt-get install chromium)");
+        eprintln!(
+            "note: chromium not found on PATH; browser rendering checks skipped (Debian: apt-get install chromium)"
+        );
     }
     found
 }
@@ -207,7 +209,9 @@ fn report_renders_in_headless_chromium() {
 pub fn reproduce_index_is_complete_and_renders(out: &Path, scratch: &Path) {
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(html.contains("<td>read response time</td><td>−20 % .. −40 %</td>"), "claims table");
-    assert!(html.contains("Basic-GC: resolved config before the workload") && html.contains("workload overrides (--set)"));
+    assert!(
+        html.contains("Basic-GC: resolved config before the workload") && html.contains("workload overrides (--set)")
+    );
     assert_eq!(html.matches("src=\"data:image/png;base64,").count(), 5);
     let Some(chrome) = chromium() else { return };
     let figs = ["fig6-read-response", "fig7-write-response", "fig8-erases", "fig9-page-writes", "fig10-erase-stddev"];
