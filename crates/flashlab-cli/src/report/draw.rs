@@ -3,6 +3,7 @@
 //! The legend has its own strip right of the plot, so it never hides data.
 
 use super::figure::{colour, short_number, viridis, Axis, Figure, Line, Plot};
+use plotters::chart::MeshStyle;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -118,6 +119,41 @@ fn draw_lines<DB: DrawingBackend>(
     }
 }
 
+/// A chart with the common frame: caption, margins, label areas.
+fn chart_on<'a, DB, X, Y>(
+    area: &'a Area<DB>,
+    title: &str,
+    x: X,
+    y: Y,
+) -> anyhow::Result<ChartContext<'a, DB, Cartesian2d<X::CoordDescType, Y::CoordDescType>>>
+where
+    DB: DrawingBackend,
+    X: AsRangedCoord,
+    Y: AsRangedCoord,
+{
+    ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x, y)
+        .map_err(err)
+}
+
+/// The common axis style: descriptions, label fonts, faint grid.
+fn style_mesh<X, Y, DB>(m: &mut MeshStyle<'_, '_, X, Y, DB>, xd: &str, yd: &str)
+where
+    X: Ranged,
+    Y: Ranged,
+    DB: DrawingBackend,
+{
+    m.x_desc(xd)
+        .y_desc(yd)
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 15))
+        .light_line_style(RGBColor(238, 238, 238));
+}
+
 fn lines_in<DB, X, Y>(
     area: &Area<DB>,
     title: &str,
@@ -134,25 +170,11 @@ where
     X::CoordDescType: ValueFormatter<f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
-    let mut chart = ChartBuilder::on(area)
-        .caption(title, ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(50)
-        .y_label_area_size(80)
-        .build_cartesian_2d(x, y)
-        .map_err(err)?;
+    let mut chart = chart_on(area, title, x, y)?;
     let fmt = |v: &f64| short_number(*v);
-    chart
-        .configure_mesh()
-        .x_desc(xd)
-        .y_desc(yd)
-        .x_label_formatter(&fmt)
-        .y_label_formatter(&fmt)
-        .label_style(("sans-serif", 13))
-        .axis_desc_style(("sans-serif", 15))
-        .light_line_style(RGBColor(238, 238, 238))
-        .draw()
-        .map_err(err)?;
+    let mut mesh = chart.configure_mesh();
+    style_mesh(&mut mesh, xd, yd);
+    mesh.x_label_formatter(&fmt).y_label_formatter(&fmt).draw().map_err(err)?;
     for (i, l) in lines.iter().enumerate() {
         let pts: Vec<(f64, f64)> = l.points.iter().copied().filter(|(a, b)| a.is_finite() && b.is_finite()).collect();
         let c = colour(i);
@@ -211,29 +233,13 @@ where
     Y::CoordDescType: ValueFormatter<f64>,
 {
     let n = cats.len().max(1);
-    let mut chart = ChartBuilder::on(area)
-        .caption(title, ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(50)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0.0..n as f64, y)
-        .map_err(err)?;
+    let mut chart = chart_on(area, title, 0.0..n as f64, y)?;
     let every = n.div_ceil(24);
     let xfmt = |v: &f64| category_at(cats, *v, every);
     let yfmt = |v: &f64| short_number(*v);
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(2 * n + 1)
-        .x_label_formatter(&xfmt)
-        .y_label_formatter(&yfmt)
-        .x_desc(x_label)
-        .y_desc(y_label)
-        .label_style(("sans-serif", 13))
-        .axis_desc_style(("sans-serif", 15))
-        .light_line_style(RGBColor(238, 238, 238))
-        .draw()
-        .map_err(err)?;
+    let mut mesh = chart.configure_mesh();
+    style_mesh(&mut mesh, x_label, y_label);
+    mesh.disable_x_mesh().x_labels(2 * n + 1).x_label_formatter(&xfmt).y_label_formatter(&yfmt).draw().map_err(err)?;
     let bars = series.len().max(1);
     let width = 0.8 / bars as f64;
     // Height of a value as a share of the axis, to find bars too small to see.
@@ -276,28 +282,18 @@ fn draw_heat<DB: DrawingBackend>(
     (lo, hi): (f64, f64),
 ) -> anyhow::Result<()> {
     let (nc, nr) = (columns.len().max(1), rows.len().max(1));
-    let mut chart = ChartBuilder::on(area)
-        .caption(title, ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(50)
-        .y_label_area_size(80)
-        .build_cartesian_2d(0.0..nc as f64, 0.0..nr as f64)
-        .map_err(err)?;
+    let mut chart = chart_on(area, title, 0.0..nc as f64, 0.0..nr as f64)?;
     // Row 0 at the top: row r spans y (nr - 1 - r) .. (nr - r).
     let rev: Vec<String> = rows.iter().rev().cloned().collect();
     let xfmt = |v: &f64| category_at(columns, *v, nc.div_ceil(32));
     let yfmt = |v: &f64| category_at(&rev, *v, nr.div_ceil(24));
-    chart
-        .configure_mesh()
-        .disable_mesh()
+    let mut mesh = chart.configure_mesh();
+    style_mesh(&mut mesh, x_label, y_label);
+    mesh.disable_mesh()
         .x_labels(2 * nc + 1)
         .y_labels(2 * nr + 1)
         .x_label_formatter(&xfmt)
         .y_label_formatter(&yfmt)
-        .x_desc(x_label)
-        .y_desc(y_label)
-        .label_style(("sans-serif", 13))
-        .axis_desc_style(("sans-serif", 15))
         .draw()
         .map_err(err)?;
     let span = (hi - lo).max(1e-12);
