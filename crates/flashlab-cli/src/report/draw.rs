@@ -110,12 +110,11 @@ fn draw_lines<DB: DrawingBackend>(
 ) -> anyhow::Result<()> {
     let (x0, x1) = range(lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)), x.log, false);
     let (y0, y1) = range(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)), y.log, true);
-    let (xd, yd) = (&x.label, &y.label);
     match (x.log, y.log) {
-        (false, false) => lines_in(area, title, x0..x1, y0..y1, xd, yd, lines),
-        (true, false) => lines_in(area, title, (x0..x1).log_scale(), y0..y1, xd, yd, lines),
-        (false, true) => lines_in(area, title, x0..x1, (y0..y1).log_scale(), xd, yd, lines),
-        (true, true) => lines_in(area, title, (x0..x1).log_scale(), (y0..y1).log_scale(), xd, yd, lines),
+        (false, false) => lines_in(area, title, x0..x1, y0..y1, (x, y), lines),
+        (true, false) => lines_in(area, title, (x0..x1).log_scale(), y0..y1, (x, y), lines),
+        (false, true) => lines_in(area, title, x0..x1, (y0..y1).log_scale(), (x, y), lines),
+        (true, true) => lines_in(area, title, (x0..x1).log_scale(), (y0..y1).log_scale(), (x, y), lines),
     }
 }
 
@@ -159,8 +158,7 @@ fn lines_in<DB, X, Y>(
     title: &str,
     x: X,
     y: Y,
-    xd: &str,
-    yd: &str,
+    axes: (&Axis, &Axis),
     lines: &[Line],
 ) -> anyhow::Result<()>
 where
@@ -172,18 +170,38 @@ where
 {
     let mut chart = chart_on(area, title, x, y)?;
     let fmt = |v: &f64| short_number(*v);
+    let log = (axes.0.log, axes.1.log);
     let mut mesh = chart.configure_mesh();
-    style_mesh(&mut mesh, xd, yd);
-    mesh.x_label_formatter(&fmt).y_label_formatter(&fmt).draw().map_err(err)?;
+    style_mesh(&mut mesh, &axes.0.label, &axes.1.label);
+    mesh.x_labels(8).y_labels(8).x_label_formatter(&fmt).y_label_formatter(&fmt).draw().map_err(err)?;
     for (i, l) in lines.iter().enumerate() {
-        let pts: Vec<(f64, f64)> = l.points.iter().copied().filter(|(a, b)| a.is_finite() && b.is_finite()).collect();
         let c = colour(i);
-        chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(2))).map_err(err)?;
-        if pts.len() <= 60 {
-            chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, c.filled()))).map_err(err)?;
+        let runs = drawable_runs(&l.points, log);
+        for run in &runs {
+            chart.draw_series(LineSeries::new(run.iter().copied(), c.stroke_width(2))).map_err(err)?;
+        }
+        if l.points.len() <= 60 {
+            let pts = runs.into_iter().flatten();
+            chart.draw_series(pts.map(|p| Circle::new(p, 3, c.filled()))).map_err(err)?;
         }
     }
     Ok(())
+}
+
+/// The points split into runs that can be drawn: finite, and positive on a log axis
+/// (`log` = (x, y)). A value a log axis cannot show (zero) leaves a gap.
+fn drawable_runs(points: &[(f64, f64)], log: (bool, bool)) -> Vec<Vec<(f64, f64)>> {
+    let ok = |v: f64, l: bool| v.is_finite() && (!l || v > 0.0);
+    let mut runs = vec![Vec::new()];
+    for &(x, y) in points {
+        if ok(x, log.0) && ok(y, log.1) {
+            runs.last_mut().expect("one run").push((x, y));
+        } else if !runs.last().expect("one run").is_empty() {
+            runs.push(Vec::new());
+        }
+    }
+    runs.retain(|r| !r.is_empty());
+    runs
 }
 
 /// The name of the category whose centre is at `v` (ticks fall on half units), or "".
@@ -387,6 +405,13 @@ mod tests {
         // Escaped series name, log axis labels, heat-map cell values and colour-bar ends.
         let l = svg(&Figure { id: "x".into(), ..bars(vec![1.0], 1) }).unwrap();
         assert!(text(&l, "1"), "the lone bar is labelled");
+    }
+
+    #[test]
+    fn zeros_on_a_log_axis_leave_gaps() {
+        let pts = [(0.0, 1.0), (1.0, 2.0), (2.0, 0.0), (3.0, 4.0), (4.0, f64::NAN)];
+        assert_eq!(drawable_runs(&pts, (false, true)), vec![vec![(0.0, 1.0), (1.0, 2.0)], vec![(3.0, 4.0)]]);
+        assert_eq!(drawable_runs(&pts, (true, false)).concat(), pts[1..4].to_vec());
     }
 
     #[test]

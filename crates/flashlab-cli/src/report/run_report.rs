@@ -159,7 +159,9 @@ fn time_series(d: &RunData) -> Vec<Figure> {
     figs.push(Figure {
         id: "gc-activity".into(),
         title: "GC activity over time".into(),
-        caption: format!("Host page writes and the pages GC copied, {unit}, per interval.{warm}"),
+        caption: format!(
+            "Host page writes and the pages GC copied, {unit}, per interval; on a log axis an interval with none is a gap.{warm}"
+        ),
         plot: Plot::Lines { x: Axis::linear(x_label), y, lines: gc },
     });
     if timed {
@@ -299,6 +301,9 @@ fn brief(v: Option<&serde_json::Value>) -> String {
     match v {
         Some(serde_json::Value::Number(n)) if n.is_f64() => {
             let x = n.as_f64().unwrap_or(f64::NAN);
+            if x == 0.0 {
+                return "0".into();
+            }
             let digits = (3 - x.abs().max(1e-9).log10().floor() as i32).clamp(0, 6) as usize;
             format!("{x:.digits$}")
         }
@@ -354,9 +359,9 @@ mod tests {
 
     #[test]
     fn brief_numbers() {
-        let v = serde_json::json!({"a": 4.90275, "b": 1511.845, "c": 0.000123456, "d": 7, "e": null});
-        let got: Vec<String> = ["a", "b", "c", "d", "e", "f"].iter().map(|k| brief(v.get(*k))).collect();
-        assert_eq!(got, ["4.903", "1512", "0.000123", "7", "–", "–"]);
+        let v = serde_json::json!({"a": 4.90275, "b": 1511.845, "c": 0.000123456, "d": 7, "e": null, "z": 0.0});
+        let got: Vec<String> = ["a", "b", "c", "d", "e", "f", "z"].iter().map(|k| brief(v.get(*k))).collect();
+        assert_eq!(got, ["4.903", "1512", "0.000123", "7", "–", "–", "0"]);
     }
 
     #[test]
