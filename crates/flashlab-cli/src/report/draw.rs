@@ -15,6 +15,8 @@ pub const SIZE: (u32, u32) = (960, 480);
 const LEGEND_W: u32 = 210;
 
 type Area<DB> = DrawingArea<DB, Shift>;
+type Chart<'a, DB, X, Y> =
+    ChartContext<'a, DB, Cartesian2d<<X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>>;
 
 fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow::anyhow!("plot: {e:?}")
@@ -119,12 +121,7 @@ fn draw_lines<DB: DrawingBackend>(
 }
 
 /// A chart with the common frame: caption, margins, label areas.
-fn chart_on<'a, DB, X, Y>(
-    area: &'a Area<DB>,
-    title: &str,
-    x: X,
-    y: Y,
-) -> anyhow::Result<ChartContext<'a, DB, Cartesian2d<X::CoordDescType, Y::CoordDescType>>>
+fn chart_on<'a, DB, X, Y>(area: &'a Area<DB>, title: &str, x: X, y: Y) -> anyhow::Result<Chart<'a, DB, X, Y>>
 where
     DB: DrawingBackend,
     X: AsRangedCoord,
