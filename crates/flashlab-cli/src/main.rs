@@ -9,10 +9,12 @@ mod observe;
 
 mod output;
 mod plot;
+mod report;
 mod repro_ubifs;
 mod repro_wpo;
 mod reproduce;
 mod run;
+mod series;
 mod trace_cmd;
 mod trace_input;
 

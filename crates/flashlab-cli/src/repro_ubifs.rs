@@ -33,7 +33,40 @@ fn samples(rep: &Report, workload: &str) -> Series {
         .collect()
 }
 
+/// Pages programmed by cause (the file system's own: data, index, LPT, log, GC, ...)
+/// under each configuration, for one workload at its lowest utilisation: the
+/// causes every run reports, in name order, one series per configuration.
+fn by_cause(runs: &[RunResult], workload: &str) -> (Vec<String>, Vec<(String, Vec<f64>)>) {
+    let firsts: Vec<(String, &RunResult)> = repro::configs()
+        .into_iter()
+        .filter_map(|(c, _)| repro::series(runs, &c, workload).first().map(|r| (c, *r)))
+        .collect();
+    let causes: std::collections::BTreeSet<&String> =
+        firsts.iter().flat_map(|(_, r)| r.pages_programmed_by_cause.keys()).collect();
+    let series = firsts
+        .iter()
+        .map(|(c, r)| {
+            let v = causes.iter().map(|k| r.pages_programmed_by_cause.get(*k).copied().unwrap_or(0) as f64).collect();
+            (c.clone(), v)
+        })
+        .collect();
+    (causes.into_iter().cloned().collect(), series)
+}
+
 fn plots(out: &Path, rep: &Report) -> anyhow::Result<()> {
+    for w in ["dd", "fileserver", "varmail"] {
+        let (causes, series) = by_cause(&rep.runs, w);
+        if !causes.is_empty() {
+            let title = format!("{w}: pages programmed by cause (lowest utilisation)");
+            plot::grouped_bars(
+                &out.join(format!("writes_by_cause_{w}.png")),
+                &title,
+                "pages programmed",
+                &causes,
+                &series,
+            )?;
+        }
+    }
     let mb = "data written by the workload (MiB)";
     let pages = "physical pages programmed";
     plot::lines(&out.join("fig10_dd_writes.png"), "Fig. 10: dd, physical writes", mb, pages, &samples(rep, "dd"))?;
@@ -101,4 +134,16 @@ pub fn run(out: &Path, quick: bool) -> anyhow::Result<()> {
     std::fs::write(out.join("results.md"), &md).with_context(|| format!("cannot write {}", out.display()))?;
     write_json(&out.join("results.json"), &rep)?;
     plots(out, &rep)
+}
+
+/// The plan (device, utilisations, workload sizes) and the five file-system configurations, as JSON.
+pub fn configs(quick: bool) -> anyhow::Result<Vec<crate::report::repro::ConfigUsed>> {
+    use crate::report::repro::ConfigUsed;
+    let plan = Plan::new(quick);
+    let mut out =
+        vec![ConfigUsed { name: "plan (device and workloads)".into(), text: serde_json::to_string_pretty(&plan)? }];
+    for (name, fs) in repro::configs_for(&plan.device) {
+        out.push(ConfigUsed { name: format!("file system: {name}"), text: serde_json::to_string_pretty(&fs)? });
+    }
+    Ok(out)
 }

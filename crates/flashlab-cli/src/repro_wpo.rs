@@ -261,3 +261,30 @@ fn plots(out: &Path, rows: &[Row]) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Each scheme's resolved configuration on the synthetic device, and each workload's overrides.
+pub fn configs(quick: bool) -> anyhow::Result<Vec<crate::report::repro::ConfigUsed>> {
+    use crate::report::repro::ConfigUsed;
+    let mut out = Vec::new();
+    for (label, preset) in SCHEMES {
+        let mut sets = device_sets(quick);
+        sets.push(format!("gc.preset={preset}"));
+        let (raw, _) = flashlab_config::load("", "wpo-gc", &sets)?;
+        out.push(ConfigUsed {
+            name: format!("{label}: resolved config before the workload's overrides"),
+            text: flashlab_config::to_toml(&raw),
+        });
+    }
+    let mut text = String::new();
+    for w in WORKLOADS {
+        let how = match w.trace {
+            Some((file, format)) => {
+                format!("trace ../shared/traces/{file} (format {format}), arrivals at its timestamps")
+            }
+            None => w.sets.join(" "),
+        };
+        let _ = writeln!(text, "{}: {how}", w.name);
+    }
+    out.push(ConfigUsed { name: "workload overrides (--set)".into(), text });
+    Ok(out)
+}

@@ -1,7 +1,8 @@
 //! `flashlab reproduce NAME`: regenerate one seed paper's experiment under `--out`
 //! (default `results/NAME/`): a Markdown table of the paper's claim beside the measured
-//! value, PNG plots and the raw JSON.
+//! value, PNG plots and the raw JSON, and index.html: all of it in one self-contained page.
 
+use crate::report::repro::ConfigUsed;
 use std::path::{Path, PathBuf};
 
 /// The experiments, their seed and what they regenerate.
@@ -13,11 +14,15 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ),
 ];
 
+/// An experiment's runner (output folder, quick) and the configurations it uses (quick).
+type Run = fn(&Path, bool) -> anyhow::Result<()>;
+type Configs = fn(bool) -> anyhow::Result<Vec<ConfigUsed>>;
+
 pub fn reproduce(name: &str, out: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {
     let out = out.unwrap_or_else(|| Path::new("results").join(name));
-    let run = match name {
-        "wpo-gc" => crate::repro_wpo::run,
-        "ubifs-hotdata" => crate::repro_ubifs::run,
+    let (run, configs): (Run, Configs) = match name {
+        "wpo-gc" => (crate::repro_wpo::run, crate::repro_wpo::configs),
+        "ubifs-hotdata" => (crate::repro_ubifs::run, crate::repro_ubifs::configs),
         other => {
             let names: Vec<&str> = EXPERIMENTS.iter().map(|e| e.0).collect();
             anyhow::bail!("reproduce: no experiment named {other:?}; available: {}", names.join(", "))
@@ -25,6 +30,7 @@ pub fn reproduce(name: &str, out: Option<PathBuf>, quick: bool) -> anyhow::Resul
     };
     std::fs::create_dir_all(&out).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out.display()))?;
     run(&out, quick)?;
+    crate::report::repro::write_index(&out, name, &configs(quick)?)?;
     eprintln!("wrote {}", out.display());
     Ok(())
 }

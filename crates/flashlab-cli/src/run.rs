@@ -29,6 +29,12 @@ pub struct RunArgs {
     /// Requests per time-series interval.
     #[arg(long, default_value_t = 10_000)]
     series_every: u64,
+    /// Write DIR/report.html: summary, plots and resolved config in one self-contained page.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// Write the report's plots as PNG files into DIR.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
 }
 
 pub fn run(a: RunArgs) -> anyhow::Result<()> {
@@ -43,6 +49,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     check_output(a.c.json.as_deref(), "--json")?;
     check_output(a.requests_csv.as_deref(), "--requests-csv")?;
     check_output(a.series_csv.as_deref(), "--series-csv")?;
+    let targets = crate::report::Targets::prepare(a.report.as_deref(), a.plot.as_deref())?;
     let start = Instant::now();
     let total = match &s.workload.source {
         Source::Synthetic(w) => Some(w.requests + s.workload.warmup),
@@ -50,7 +57,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     };
     let mut obs =
         CliObserver::new(progress(total, a.quiet), a.requests_csv.as_deref(), a.series_csv.as_deref(), a.series_every)?;
-    let result = simulate(&s, &a.c.config, &mut obs);
+    let mut col = crate::report::Collector::new(targets.wanted());
+    let result = simulate(&s, &a.c.config, &mut crate::report::Tee(&mut obs, &mut col));
     obs.finish()?;
     let mut result = result?;
     result.wall_time_s = start.elapsed().as_secs_f64();
@@ -63,7 +71,16 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     if let Some(path) = &a.c.json {
         write_json(path, &result)?;
     }
-    Ok(())
+    targets.write_run(&crate::report::RunData {
+        title: format!("flashlab run {}", a.c.config.display()),
+        result: &result,
+        config_toml: flashlab_config::to_toml(&raw),
+        geometry: s.geometry,
+        warmup: s.workload.warmup,
+        spans: col.spans(),
+        first_issue_ns: col.first_issue_ns,
+        end: col.end.take(),
+    })
 }
 
 /// Run the configured workload; trace paths are relative to the config file.

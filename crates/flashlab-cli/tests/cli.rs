@@ -3,6 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[path = "cli_report/mod.rs"]
+mod report;
+
 fn flashlab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_flashlab")).args(args).output().expect("flashlab runs")
 }
@@ -282,6 +285,7 @@ fn reproduce_wpo_gc_quick_writes_table_plots_and_json() {
     assert_eq!(rows.len() % 3, 0);
     assert!(rows.len() >= 12);
     assert!(rows.iter().all(|r| r["result"]["gc_runs"].as_u64().unwrap() > 0 || r["workload"] == "tpcc-small"));
+    report::reproduce_index_is_complete_and_renders(&out, d.path());
     let e = fails(&["reproduce", "nosuch"]);
     assert!(e.contains("available: wpo-gc, ubifs-hotdata"), "{e}");
 }

@@ -174,6 +174,7 @@ where
     if let Some(t) = &mut e.timeline {
         t.flush();
     }
+    obs.end(&e.run_end());
     Ok(e.finish())
 }
 

@@ -193,6 +193,7 @@ impl Engine<'_> {
             gc_wait_ns: d.gc_wait_ns,
             host_write_pages: stats.host_write_pages,
             nand_program_pages: self.ftl.nand().counters().total(flashlab_nand::OpKind::Program),
+            gc_copied_pages: stats.gc_copied_pages,
         }
     }
 }

@@ -12,6 +12,7 @@ mod calendar;
 mod checks;
 mod deferred;
 
+mod end;
 mod engine;
 mod host;
 pub mod hotness;
@@ -25,7 +26,7 @@ pub mod timing;
 
 pub use addr::PageSpan;
 pub use engine::{run, run_observed, run_prewrite_observed, run_synthetic, run_synthetic_observed, SimError};
-pub use observe::{Observer, RequestRecord};
+pub use observe::{Observer, RequestRecord, RunEnd};
 
 pub use flashlab_config::Settings;
 pub use result::RunResult;

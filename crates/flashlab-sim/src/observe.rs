@@ -20,6 +20,24 @@ pub struct RequestRecord {
     /// Cumulative counters since the run started (for interval WAF).
     pub host_write_pages: u64,
     pub nand_program_pages: u64,
+    /// Cumulative pages GC has copied since the run started (for interval GC activity).
+    pub gc_copied_pages: u64,
+}
+
+/// What an observer sees at the end of a run, beyond the flat [`crate::RunResult`]:
+/// distributions a report draws. Everything is counted after prefill and warm-up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunEnd {
+    /// Latency CDFs as (latency in µs, fraction of requests at or below it), from
+    /// the HDR histograms, thinned to at most one point per 1/100 decade; empty in
+    /// counting mode or when there were no such requests.
+    pub read_latency_cdf: Vec<(f64, f64)>,
+    pub write_latency_cdf: Vec<(f64, f64)>,
+    /// Erases of each block (block id order: plane-major, `blocks_per_plane` a plane).
+    pub block_erases: Vec<u64>,
+    pub blocks_per_plane: u32,
+    /// NAND page programs by cause, every cause the NAND layer counts (name, pages).
+    pub programs_by_cause: Vec<(&'static str, u64)>,
 }
 
 /// Receives progress and request records from a run.
@@ -31,6 +49,8 @@ pub trait Observer {
         false
     }
     fn request(&mut self, _record: &RequestRecord) {}
+    /// Called once when the run has finished, before the result is built.
+    fn end(&mut self, _end: &RunEnd) {}
 }
 
 /// An observer that only forwards progress to a closure.

@@ -134,6 +134,26 @@ impl Latency {
     pub fn max_us(&self) -> Option<f64> {
         (self.count() > 0).then(|| self.hist.max() as f64 / 1e3)
     }
+    /// The CDF as (µs, fraction at or below), one point per recorded histogram bin
+    /// (its lowest equivalent value), thinned so kept points are at least 1/100
+    /// decade apart; the last bin (fraction 1) is always kept.
+    pub fn cdf(&self) -> Vec<(f64, f64)> {
+        let total = self.count();
+        let mut out: Vec<(f64, f64)> = Vec::new();
+        let mut seen = 0u64;
+        let mut last_log = f64::NEG_INFINITY;
+        let bins: Vec<_> = self.hist.iter_recorded().collect();
+        for (i, v) in bins.iter().enumerate() {
+            seen += v.count_since_last_iteration();
+            let us = self.hist.lowest_equivalent(v.value_iterated_to()) as f64 / 1e3;
+            let log = us.max(1e-3).log10();
+            if log - last_log >= 0.01 || i + 1 == bins.len() {
+                out.push((us, seen as f64 / total as f64));
+                last_log = log;
+            }
+        }
+        out
+    }
 }
 
 /// Min, max, mean and population standard deviation of per-block erase counts.
@@ -166,5 +186,25 @@ mod tests {
         assert_eq!(l.count(), 4);
         assert!((l.max_us().unwrap() - 3000.0).abs() < 3.0, "{:?}", l.max_us());
         assert!((l.quantile_us(0.5).unwrap() - 500.0).abs() < 1.0, "{:?}", l.quantile_us(0.5));
+    }
+
+    #[test]
+    fn latency_cdf_points_are_exact_for_representable_values() {
+        let mut l = Latency::new();
+        assert!(l.cdf().is_empty());
+        for v in [1000u64, 2000, 2000, 4000] {
+            l.record(v);
+        }
+        assert_eq!(l.cdf(), vec![(1.0, 0.25), (2.0, 0.75), (4.0, 1.0)]);
+    }
+
+    #[test]
+    fn latency_cdf_thins_close_bins_but_keeps_the_last() {
+        let mut l = Latency::new();
+        // 1000..1010 ns are 11 exact bins within 1/100 decade of 1000.
+        for v in 1000u64..=1010 {
+            l.record(v);
+        }
+        assert_eq!(l.cdf(), vec![(1.0, 1.0 / 11.0), (1.010, 1.0)]);
     }
 }

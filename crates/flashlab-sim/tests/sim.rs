@@ -408,3 +408,66 @@ fn separate_devices_get_their_own_ranges_and_time_scale_stretches_arrivals() {
     let (one, two) = (span("1.0"), span("2.0"));
     assert!((two - one - 0.002).abs() < 1e-9, "spans {one} and {two}");
 }
+
+/// Keeps the end-of-run record and the last request record.
+#[derive(Default)]
+struct EndSeen {
+    end: Option<flashlab_sim::RunEnd>,
+    last_gc_copied: u64,
+}
+
+impl flashlab_sim::Observer for EndSeen {
+    fn wants_requests(&self) -> bool {
+        true
+    }
+    fn request(&mut self, r: &flashlab_sim::RequestRecord) {
+        assert!(r.gc_copied_pages >= self.last_gc_copied, "cumulative GC copies never fall");
+        self.last_gc_copied = r.gc_copied_pages;
+    }
+    fn end(&mut self, end: &flashlab_sim::RunEnd) {
+        assert!(self.end.is_none(), "end is called once");
+        self.end = Some(end.clone());
+    }
+}
+
+#[test]
+fn run_end_agrees_with_the_flat_result() {
+    let s = settings(&[
+        "device.spare_factor=0.1",
+        "workload.prefill=true",
+        "workload.warmup=5000",
+        "workload.requests=20000",
+        "workload.read_fraction=0.3",
+    ]);
+    let mut seen = EndSeen::default();
+    let r = flashlab_sim::run_synthetic_observed(&s, &mut seen).unwrap();
+    let end = seen.end.expect("end called");
+    let names: Vec<&str> = end.programs_by_cause.iter().map(|c| c.0).collect();
+    let all: Vec<&str> = Cause::ALL.iter().map(|c| c.name()).collect();
+    assert_eq!(names, all);
+    assert_eq!(end.programs_by_cause.iter().map(|c| c.1).sum::<u64>(), r.nand_program_pages);
+    assert_eq!(end.programs_by_cause[0].1, r.nand_program_pages_host);
+    assert_eq!(end.programs_by_cause[1].1, r.nand_program_pages_gc);
+    assert!(r.gc_copied_pages > 0, "the run exercises GC");
+    assert_eq!(end.block_erases.len() as u32, s.geometry.blocks());
+    assert_eq!(end.blocks_per_plane, 64);
+    assert_eq!(end.block_erases.iter().sum::<u64>(), r.nand_erases);
+    assert_eq!(*end.block_erases.iter().max().unwrap(), r.erase_count_max);
+    for (cdf, p50, max) in [
+        (&end.read_latency_cdf, r.read_latency_us_p50.unwrap(), r.read_latency_us_max.unwrap()),
+        (&end.write_latency_cdf, r.write_latency_us_p50.unwrap(), r.write_latency_us_max.unwrap()),
+    ] {
+        assert_eq!(cdf.last().unwrap().1, 1.0);
+        assert!(cdf.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1), "strictly increasing");
+        // The first kept point reaching half is the median's bin or one at most
+        // 1/100 decade (2.3 %) above it (thinning).
+        let median = cdf.iter().find(|p| p.1 >= 0.5).unwrap().0;
+        assert!(median >= p50 * (1.0 - 1e-3) && median <= p50 * 1.024, "{median} vs {p50}");
+        assert!((cdf.last().unwrap().0 - max).abs() <= max * 1e-3, "{:?} vs {max}", cdf.last());
+    }
+    let counting = settings(&["workload.requests=1000", "timing.enabled=false"]);
+    let mut seen = EndSeen::default();
+    flashlab_sim::run_synthetic_observed(&counting, &mut seen).unwrap();
+    let end = seen.end.unwrap();
+    assert!(end.read_latency_cdf.is_empty() && end.write_latency_cdf.is_empty());
+}
