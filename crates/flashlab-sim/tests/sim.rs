@@ -417,12 +417,23 @@ fn prewrite_reads_maps_every_page_read_before_written() {
     assert!(pre.prewritten_pages > 0 && pre.prewritten_pages <= plain.unmapped_read_pages);
     assert_eq!(pre.nand_read_pages, plain.nand_read_pages + plain.unmapped_read_pages);
     // A trace: pages 0 and 1 read before written, page 2 written first.
-    let req = |t: u64, op: Op, page: u64| Ok::<_, std::convert::Infallible>(Request { time_ns: t, op, offset_bytes: page * 2048, len_bytes: 2048, device: 0 });
-    let trace = || vec![req(0, Op::Read, 0), req(1, Op::Write, 2), req(2, Op::Read, 2), req(3, Op::Read, 1), req(4, Op::Read, 0)];
+    let req = |t: u64, op: Op, page: u64| {
+        Ok::<_, std::convert::Infallible>(Request {
+            time_ns: t,
+            op,
+            offset_bytes: page * 2048,
+            len_bytes: 2048,
+            device: 0,
+        })
+    };
+    let trace = || {
+        vec![req(0, Op::Read, 0), req(1, Op::Write, 2), req(2, Op::Read, 2), req(3, Op::Read, 1), req(4, Op::Read, 0)]
+    };
     let s = settings(&["workload.kind=trace", "workload.trace_path=x", "workload.prewrite_reads=true"]);
     struct Quiet;
     impl flashlab_sim::Observer for Quiet {}
-    let r = flashlab_sim::run_prewrite_observed(&s, Some(trace().into_iter()), trace().into_iter(), &mut Quiet).unwrap();
+    let r =
+        flashlab_sim::run_prewrite_observed(&s, Some(trace().into_iter()), trace().into_iter(), &mut Quiet).unwrap();
     assert_eq!((r.prewritten_pages, r.unmapped_read_pages, r.host_write_pages), (2, 0, 1));
 }
 
@@ -432,7 +443,15 @@ fn prewrite_reads_maps_every_page_read_before_written() {
 fn reordered_and_folded_requests_are_counted() {
     let s = settings(&["workload.kind=trace", "workload.trace_path=x", "workload.arrival=trace"]);
     let cap = s.ftl.logical_pages;
-    let req = |t: u64, page: u64| Ok::<_, std::convert::Infallible>(Request { time_ns: t, op: Op::Write, offset_bytes: page * 2048, len_bytes: 2048, device: 0 });
+    let req = |t: u64, page: u64| {
+        Ok::<_, std::convert::Infallible>(Request {
+            time_ns: t,
+            op: Op::Write,
+            offset_bytes: page * 2048,
+            len_bytes: 2048,
+            device: 0,
+        })
+    };
     let reqs = vec![req(100, 0), req(50, 1), req(200, cap + 5), req(150, 2), req(300, 3)];
     let r = run(&s, reqs.into_iter(), &mut |_| {}).unwrap();
     assert_eq!((r.reordered_requests, r.folded_requests, r.outlying_timestamps), (2, 1, 0));
