@@ -62,9 +62,7 @@ fn collect_writes(s: &Settings, config: &Path) -> anyhow::Result<Vec<u64>> {
                 hotness::synthetic_requests(s).expect("synthetic workload").map(Ok::<_, std::convert::Infallible>);
             hotness::write_pages(s, reqs)?
         }
-        Source::Trace(t) => {
-            hotness::write_pages(s, crate::trace_input::open_trace(t, config)?)?
-        }
+        Source::Trace(t) => hotness::write_pages(s, crate::trace_input::open_trace(t, config)?)?,
     })
 }
 

@@ -145,7 +145,8 @@ pub fn check_known(tree: &toml::Value, text: &str, source: &str) -> Result<(), C
             Some(n) => format!("{source}:{n}"),
             None => source.to_string(),
         };
-        return Err(ConfigError::UnknownKey { location, key: key.clone(), nearest: nearest(&key, &known).join(", ") });
+        let nearest = nearest(&key, &known).join(", ");
+        return Err(ConfigError::UnknownKey { location, key: key.escape_debug().to_string(), nearest });
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ pub fn parse_with_overrides(text: &str, source: &str, sets: &[String]) -> Result
     }
     crate::presets::expand(&mut tree)?;
     crate::presets::expand_gc(&mut tree)?;
+    check_finite(&tree, "")?;
 
     RawConfig::deserialize(tree)
         .map_err(|e| ConfigError::SetValue { key: "(overrides)".into(), message: one_line(&e.to_string()) })
@@ -60,14 +61,15 @@ pub fn apply_set(tree: &mut toml::Value, arg: &str) -> Result<(), ConfigError> {
     let section = value.is_table() && is_section(key, &known);
     if !section && !known.iter().any(|k| k == key) {
         let nearest = nearest(key, &known).join(", ");
-        return Err(ConfigError::UnknownKey { location: "--set".into(), key: key.to_string(), nearest });
+        return Err(ConfigError::UnknownKey { location: "--set".into(), key: key.escape_debug().to_string(), nearest });
     }
     if section {
         let mut inner = Vec::new();
         flatten(&value, key, &mut inner);
         if let Some(bad) = inner.iter().find(|k| !known.contains(k) && !is_section(k, &known)) {
             let nearest = nearest(bad, &known).join(", ");
-            return Err(ConfigError::UnknownKey { location: "--set".into(), key: bad.clone(), nearest });
+            let key = bad.escape_debug().to_string();
+            return Err(ConfigError::UnknownKey { location: "--set".into(), key, nearest });
         }
     }
     let mut node = tree;
@@ -104,5 +106,19 @@ fn parse_value(v: &str) -> toml::Value {
     match toml::from_str::<toml::Table>(&format!("v = {v}")) {
         Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(v.to_string())),
         Err(_) => toml::Value::String(v.to_string()),
+    }
+}
+
+/// `nan` and `inf` are TOML floats but no key's value: refuse them by key.
+fn check_finite(v: &toml::Value, key: &str) -> Result<(), ConfigError> {
+    match v {
+        toml::Value::Float(f) if !f.is_finite() => {
+            Err(ConfigError::Setting { key: key.to_string(), message: format!("{f} is not a finite number") })
+        }
+        toml::Value::Table(t) => t
+            .iter()
+            .try_for_each(|(k, v)| check_finite(v, &if key.is_empty() { k.clone() } else { format!("{key}.{k}") })),
+        toml::Value::Array(a) => a.iter().enumerate().try_for_each(|(i, v)| check_finite(v, &format!("{key}[{i}]"))),
+        _ => Ok(()),
     }
 }

@@ -286,9 +286,15 @@ impl RawWorkload {
             return Err(ConfigError::invalid("workload.requests", 0, "expected at least 1"));
         }
         let capacity = logical_pages * page_bytes;
-        for (key, v) in [("workload.request_bytes", self.request_bytes), ("workload.request_bytes_max", self.request_bytes_max)] {
+        for (key, v) in
+            [("workload.request_bytes", self.request_bytes), ("workload.request_bytes_max", self.request_bytes_max)]
+        {
             if v > capacity {
-                return Err(ConfigError::invalid(key, v, format!("expected at most the logical capacity, {capacity} bytes")));
+                return Err(ConfigError::invalid(
+                    key,
+                    v,
+                    format!("expected at most the logical capacity, {capacity} bytes"),
+                ));
             }
         }
         let bytes = if self.request_bytes == 0 { page_bytes } else { self.request_bytes };

@@ -40,7 +40,8 @@ fn result_has_every_contract_key() {
     let r = serde_json::to_value(synth(&["workload.requests=100"])).unwrap();
     let keys = "requests host_read_pages host_write_pages host_trim_pages nand_read_pages nand_program_pages nand_erases \
         gc_runs gc_copied_pages waf erase_count_min erase_count_max erase_count_mean erase_count_stddev read_latency_us_mean \
-        read_latency_us_p99 write_latency_us_mean write_latency_us_p99 iops sim_time_s wall_time_s config";
+        read_latency_us_p99 write_latency_us_mean write_latency_us_p99 iops sim_time_s wall_time_s config \
+        skipped_lines reordered_requests folded_requests";
     for k in keys.split_whitespace() {
         assert!(r.get(k).is_some(), "missing {k}");
     }
@@ -189,8 +190,12 @@ fn overflow_error_names_request() {
 
 #[test]
 fn closed_form_is_reported_for_uniform_fifo() {
+    let steady = ["gc.victim=fifo", "workload.prefill=true", "workload.requests=5000", "timing.enabled=false"];
+    let r = synth(&steady);
+    assert!(r.gc_runs > 0 && r.waf_closed_form.unwrap() > 1.0, "{r:?}");
+    // Without GC in the measured period the model does not apply.
     let r = synth(&["gc.victim=fifo", "workload.requests=1000", "timing.enabled=false"]);
-    assert!(r.waf_closed_form.unwrap() > 1.0);
+    assert_eq!((r.gc_runs, r.waf_closed_form), (0, None));
     assert!(synth(&["workload.pattern=zipf", "workload.requests=10", "timing.enabled=false"])
         .waf_closed_form
         .is_none());
@@ -470,4 +475,58 @@ fn run_end_agrees_with_the_flat_result() {
     flashlab_sim::run_synthetic_observed(&counting, &mut seen).unwrap();
     let end = seen.end.unwrap();
     assert!(end.read_latency_cdf.is_empty() && end.write_latency_cdf.is_empty());
+
+/// `workload.prewrite_reads`: every page read before it is written gets written first
+/// (untimed, uncounted), so no read finds an unmapped page; what is measured otherwise
+/// stays the same workload.
+#[test]
+fn prewrite_reads_maps_every_page_read_before_written() {
+    let sets = ["workload.requests=5000", "workload.read_fraction=0.5"];
+    let plain = synth(&sets);
+    assert!(plain.unmapped_read_pages > 1000, "{}", plain.unmapped_read_pages);
+    let pre = synth(&[&sets[..], &["workload.prewrite_reads=true"]].concat());
+    assert_eq!(pre.unmapped_read_pages, 0);
+    assert_eq!((pre.host_write_pages, pre.host_read_pages), (plain.host_write_pages, plain.host_read_pages));
+    assert!(pre.prewritten_pages > 0 && pre.prewritten_pages <= plain.unmapped_read_pages);
+    assert_eq!(pre.nand_read_pages, plain.nand_read_pages + plain.unmapped_read_pages);
+    // A trace: pages 0 and 1 read before written, page 2 written first.
+    let req = |t: u64, op: Op, page: u64| {
+        Ok::<_, std::convert::Infallible>(Request {
+            time_ns: t,
+            op,
+            offset_bytes: page * 2048,
+            len_bytes: 2048,
+            device: 0,
+        })
+    };
+    let trace = || {
+        vec![req(0, Op::Read, 0), req(1, Op::Write, 2), req(2, Op::Read, 2), req(3, Op::Read, 1), req(4, Op::Read, 0)]
+    };
+    let s = settings(&["workload.kind=trace", "workload.trace_path=x", "workload.prewrite_reads=true"]);
+    struct Quiet;
+    impl flashlab_sim::Observer for Quiet {}
+    let r =
+        flashlab_sim::run_prewrite_observed(&s, Some(trace().into_iter()), trace().into_iter(), &mut Quiet).unwrap();
+    assert_eq!((r.prewritten_pages, r.unmapped_read_pages, r.host_write_pages), (2, 0, 1));
+}
+
+/// Timestamps that go back are counted (and issued at the earlier time); pages beyond the
+/// logical space are folded and counted.
+#[test]
+fn reordered_and_folded_requests_are_counted() {
+    let s = settings(&["workload.kind=trace", "workload.trace_path=x", "workload.arrival=trace"]);
+    let cap = s.ftl.logical_pages;
+    let req = |t: u64, page: u64| {
+        Ok::<_, std::convert::Infallible>(Request {
+            time_ns: t,
+            op: Op::Write,
+            offset_bytes: page * 2048,
+            len_bytes: 2048,
+            device: 0,
+        })
+    };
+    let reqs = vec![req(100, 0), req(50, 1), req(200, cap + 5), req(150, 2), req(300, 3)];
+    let r = run(&s, reqs.into_iter(), &mut |_| {}).unwrap();
+    assert_eq!((r.reordered_requests, r.folded_requests, r.outlying_timestamps), (2, 1, 0));
+    assert_eq!(r.skipped_lines, 0);
 }

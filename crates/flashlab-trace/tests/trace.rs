@@ -907,7 +907,10 @@ fn disksim_and_diskmon_are_detected_with_their_time_units() {
     let text = b"579.500020 0 1320146 8 1\n580.000000 0 64 16 0\n";
     assert_eq!(auto(text).unwrap(), TraceFormat::Disksim);
     let reqs = read_all(TraceFormat::Disksim, text);
-    assert_eq!(reqs, vec![req(579_500_020, Op::Read, 1_320_146 * 512, 4096, 0), req(580_000_000, Op::Write, 64 * 512, 8192, 0)]);
+    assert_eq!(
+        reqs,
+        vec![req(579_500_020, Op::Read, 1_320_146 * 512, 4096, 0), req(580_000_000, Op::Write, 64 * 512, 8192, 0)]
+    );
     // Integer times stay ssdsim (nanoseconds).
     assert_eq!(auto(b"579 0 1320146 8 1\n").unwrap(), TraceFormat::Ssdsim);
     // DiskMon: n time_s duration_s disk Read|Write sector length.

@@ -29,9 +29,8 @@ const SMALL: &str = "[device]\nblocks_per_plane = 64\n[workload]\nrequests = 100
 
 fn trace_config(dir: &Path, trace: &str, extra: &str) -> std::path::PathBuf {
     let p = dir.join("t.toml");
-    let text = format!(
-        "[device]\nblocks_per_plane = 64\n[workload]\nkind = \"trace\"\ntrace_path = \"{trace}\"\n{extra}"
-    );
+    let text =
+        format!("[device]\nblocks_per_plane = 64\n[workload]\nkind = \"trace\"\ntrace_path = \"{trace}\"\n{extra}");
     std::fs::write(&p, text).unwrap();
     p
 }
@@ -45,7 +44,10 @@ fn identifier_parameters_of_every_kind_are_accepted() {
     let out = ok(&["config", "check", p]);
     assert!(out.contains("candidate_entries = 1024") && out.contains("counters = 8192"), "{out}");
     let out = ok(&["config", "check", p, "--set", "placement.identifier={ kind = \"multi-hash\", counters = 4096 }"]);
-    assert!(out.contains("[placement.identifier]\nkind = \"multi-hash\"\nhash_functions = 4\ncounters = 4096"), "{out}");
+    assert!(
+        out.contains("[placement.identifier]\nkind = \"multi-hash\"\nhash_functions = 4\ncounters = 4096"),
+        "{out}"
+    );
     assert_eq!(
         error_line(&["config", "check", p, "--set", "placement.identifier={ kind = \"multi-hash\", countrs = 8 }"]),
         "flashlab: error: --set: unknown key `placement.identifier.countrs`; nearest valid: \
@@ -119,7 +121,10 @@ fn skipped_lines_are_counted_and_empty_traces_refused() {
     let noise: Vec<u8> = (0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
     std::fs::write(d.path().join("bad.ascii"), &noise).unwrap();
     let e = error_line(&["run", c, "--skip-bad-lines"]);
-    assert!(e.starts_with("flashlab: error: bad.ascii: no requests to measure (") && e.contains(" bad lines skipped)"), "{e}");
+    assert!(
+        e.starts_with("flashlab: error: bad.ascii: no requests to measure (") && e.contains(" bad lines skipped)"),
+        "{e}"
+    );
     std::fs::write(d.path().join("bad.ascii"), "").unwrap();
     assert_eq!(error_line(&["run", c]), "flashlab: error: bad.ascii: no requests to measure (0 bad lines skipped)");
 }
@@ -253,8 +258,10 @@ fn reordered_outlying_and_folded_requests_are_reported() {
     );
     let e = error_line(&["run", c, "--set", "workload.address_overflow=error"]);
     assert!(
-        e.ends_with("g.ascii:2: request 1: logical page 1073741824001 is beyond the logical capacity of 104857 pages \
-                     (workload.address_overflow = \"error\"; use \"fold\" to fold addresses)"),
+        e.ends_with(
+            "g.ascii:2: request 1: logical page 1073741824001 is beyond the logical capacity of 104857 pages \
+                     (workload.address_overflow = \"error\"; use \"fold\" to fold addresses)"
+        ),
         "{e}"
     );
 }
@@ -276,7 +283,15 @@ fn polish_errors_once_stats_display_help_texts() {
         assert!(help.contains(name), "{help}");
     }
     // Every argument and option of every command has a help text.
-    for cmd in [&["run"][..], &["trace", "stats"], &["trace", "convert"], &["config", "check"], &["bench"], &["hotness"], &["fs", "powercut"]] {
+    for cmd in [
+        &["run"][..],
+        &["trace", "stats"],
+        &["trace", "convert"],
+        &["config", "check"],
+        &["bench"],
+        &["hotness"],
+        &["fs", "powercut"],
+    ] {
         let help = ok(&[cmd, &["--help"]].concat());
         let bare: Vec<&str> = help
             .lines()
@@ -298,7 +313,10 @@ fn disksim_and_diskmon_traces_are_read_with_their_time_units() {
     let diskmon = d.path().join("m.log");
     std::fs::write(&diskmon, "1\t0.000000\t0.00004768\t0\tWrite\t3074\t8\n2\t1.5\t0.001\t0\tRead\t10\t1\n").unwrap();
     let v = json(&["trace", "stats", diskmon.to_str().unwrap(), "--json", "-"]);
-    assert_eq!((v["format"].as_str(), v["reads"].as_u64(), v["last_time_s"].as_f64()), (Some("diskmon"), Some(1), Some(1.5)));
+    assert_eq!(
+        (v["format"].as_str(), v["reads"].as_u64(), v["last_time_s"].as_f64()),
+        (Some("diskmon"), Some(1), Some(1.5))
+    );
 }
 
 #[test]

@@ -60,7 +60,10 @@ mod tests {
         let Parsed::Request(r) = parse(b"7\t1.250000\t0.00004768\t0\tWrite\t3074\t8").unwrap() else {
             panic!("expected a request")
         };
-        assert_eq!((r.time_ns, r.op, r.offset_bytes, r.len_bytes, r.device), (1_250_000_000, Op::Write, 3074 * 512, 4096, 0));
+        assert_eq!(
+            (r.time_ns, r.op, r.offset_bytes, r.len_bytes, r.device),
+            (1_250_000_000, Op::Write, 3074 * 512, 4096, 0)
+        );
         assert!(parse(b"7\t1.25\t0.1\t0\tFlush\t3074\t8").is_err());
     }
 }

@@ -32,7 +32,8 @@ pub(crate) fn parse(line: &[u8]) -> Result<Parsed, LineError> {
     let offset_bytes = f.sectors_at(2, "blkno")?;
     let len_bytes = f.sectors_at(3, "bcount")?;
     let raw = f.raw(4);
-    let flags = parse_hex_u32(raw).ok_or_else(|| LineError::field("flags", 5, "hexadecimal flags (bit 0: 1 = read)", raw))?;
+    let flags =
+        parse_hex_u32(raw).ok_or_else(|| LineError::field("flags", 5, "hexadecimal flags (bit 0: 1 = read)", raw))?;
     let op = if flags & READ_FLAG != 0 { Op::Read } else { Op::Write };
     let req = Request { time_ns, op, offset_bytes, len_bytes, device };
     check_request(req, &f, 3, "bcount").map(Parsed::Request)
