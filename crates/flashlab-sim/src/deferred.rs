@@ -12,6 +12,7 @@
 //! between dies, and costs a transfer at most the transfers it overlaps.
 
 use crate::timing::Timeline;
+use flashlab_config::BusArbitration;
 use flashlab_ftl::FlashOp;
 
 /// A queued GC operation: a single operation, or a migration (`program` set) that
@@ -24,6 +25,17 @@ pub(crate) struct Deferred {
 }
 
 impl Timeline {
+    /// GC operation `op` (with the migration's `program`, if any), not before
+    /// `not_before`: booked now under `fifo` arbitration (booking order is the FTL's
+    /// issue order), queued under `host-first`.
+    #[inline]
+    pub fn gc(&mut self, op: FlashOp, program: Option<FlashOp>, not_before: u64) {
+        match self.t.bus_arbitration {
+            BusArbitration::Fifo => self.book(Deferred { op, program, not_before }),
+            BusArbitration::HostFirst => self.defer(op, program, not_before),
+        }
+    }
+
     /// Queue GC operation `op` (with the migration's `program`, if any) on its die.
     #[inline]
     pub fn defer(&mut self, op: FlashOp, program: Option<FlashOp>, not_before: u64) {

@@ -295,6 +295,31 @@ impl Timeline {
         Some(end)
     }
 
+    /// A GC migration through the controller: the read, then the program on its die
+    /// ([`Timeline::exec`] twice, in one pass when both are on one die without
+    /// multi-plane state to keep).
+    #[inline]
+    fn exec_read_program(&mut self, read: &FlashOp, program: &FlashOp, ready: u64) -> u64 {
+        let die = self.die_of(read.plane);
+        if self.die_of(program.plane) != die || !self.mp.is_empty() || read.cause == Cause::Host {
+            let r = self.exec(read, ready);
+            return self.exec(program, r);
+        }
+        let (cmd, xfer) = (self.t.command_ns, self.xfer_ns);
+        let start = ready.max(self.die_free[die]);
+        let xr1 = start + cmd + self.t.read_ns;
+        let x1 = self.transfer(die, xr1, read.cause);
+        let xr2 = x1 + xfer + cmd;
+        let x2 = self.transfer(die, xr2, program.cause);
+        let end = x2 + xfer + self.t.program_ns;
+        self.die_busy_ns[die] += 2 * cmd + self.t.read_ns + 2 * xfer + self.t.program_ns;
+        self.die_wait_ns[die] += (x1 - xr1) + (x2 - xr2);
+        self.die_free[die] = end;
+        self.gc_until[die] = end;
+        self.gc_xfer[die] = GcXfer { start: x2, ready: xr2 };
+        end
+    }
+
     /// Whether a GC migration from `read` to `program` may use copyback.
     #[inline]
     pub fn copyback_allowed(&self, read: &FlashOp, program: &FlashOp) -> bool {
@@ -307,8 +332,7 @@ impl Timeline {
     /// command + tR + command + tPROG on the die, nothing on the channel. Returns its end.
     pub fn exec_migration(&mut self, read: &FlashOp, program: &FlashOp, ready: u64) -> u64 {
         if !self.copyback_allowed(read, program) {
-            let r = self.exec(read, ready);
-            return self.exec(program, r);
+            return self.exec_read_program(read, program, ready);
         }
         let die = self.die_of(read.plane);
         let start = ready.max(self.die_free[die]);
