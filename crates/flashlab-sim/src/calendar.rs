@@ -195,10 +195,31 @@ impl Calendar {
         start
     }
 
+    /// Die `who` (slots owned by `id`) books its next transfer: the slot of its last
+    /// one can no longer be displaced, so it becomes fixed and merges with a fixed
+    /// successor it leaves a gap shorter than `len` to.
+    pub fn fix_cursor(&mut self, who: usize, id: u32, len: u64) {
+        let c = self.cursor[who];
+        if c == NIL || self.node(c).slot.owner != id {
+            return;
+        }
+        self.nodes[c as usize].slot.owner = 0;
+        let n = *self.node(c);
+        if n.next != NIL && n.next_start - n.slot.end < len && self.node(n.next).slot.owner == 0 {
+            let m = *self.node(n.next);
+            let p = &mut self.nodes[c as usize];
+            (p.slot.end, p.next, p.next_start) = (m.slot.end, m.next, m.next_start);
+            self.release(n.next, c);
+        }
+    }
+
     /// Remove and return the slots overlapping `[from, to)` (all must be ignorable by
-    /// the caller).
-    pub fn take_overlapping(&mut self, from: u64, to: u64, out: &mut Vec<Slot>) {
-        let mut prev = NIL;
+    /// the caller), searching from die `who`'s cursor.
+    pub fn take_overlapping(&mut self, from: u64, to: u64, who: usize, out: &mut Vec<Slot>) {
+        let (mut prev, _) = self.start(from, who);
+        if prev != NIL && self.node(prev).slot.end > from {
+            prev = NIL;
+        }
         loop {
             let (cur, cur_start) = self.after(prev);
             if cur == NIL || cur_start >= to {
@@ -277,7 +298,7 @@ mod tests {
         let (at, _, _) = c.earliest(95, 10, 0, |s| s.owner == 3);
         assert_eq!(at, 95, "ignoring the GC slot at 100, the host slot fits before 110");
         let mut out = Vec::new();
-        c.take_overlapping(95, 105, &mut out);
+        c.take_overlapping(95, 105, 0, &mut out);
         assert_eq!(out, vec![Slot { start: 100, end: 110, owner: 3 }]);
         assert_eq!(c.book(95, 10, 0, 0), 95);
         assert_eq!(c.book(100, 10, 3, 0), 120);

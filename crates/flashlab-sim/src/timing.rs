@@ -230,6 +230,9 @@ impl Timeline {
         debug_assert!(ready >= self.floor, "transfer ready at {ready} before the floor {}", self.floor);
         self.cal[ch].prune(self.floor);
         self.chan_busy_ns[ch] += self.xfer_ns;
+        if self.t.bus_arbitration == BusArbitration::HostFirst {
+            self.cal[ch].fix_cursor(who, die as u32 + 1, self.xfer_ns);
+        }
         match (cause, self.t.bus_arbitration) {
             (Cause::Host, BusArbitration::HostFirst) => self.transfer_host_first(ch, ready, who),
             (_, BusArbitration::Fifo) => self.cal[ch].book(ready, self.xfer_ns, 0, who),
@@ -246,7 +249,7 @@ impl Timeline {
         let movable = |s: &Slot| s.owner > 0 && s.start >= ready && gc[s.owner as usize - 1].start == s.start;
         let (at, _, _) = self.cal[ch].earliest(ready, len, who, movable);
         self.displaced.clear();
-        self.cal[ch].take_overlapping(at, at + len, &mut self.displaced);
+        self.cal[ch].take_overlapping(at, at + len, who, &mut self.displaced);
         let x = self.cal[ch].book(ready, len, 0, who);
         debug_assert_eq!(x, at);
         for i in 0..self.displaced.len() {
