@@ -1,4 +1,5 @@
-//! GC operations queued per die and booked on the timeline as host time advances.
+//! GC operations queued per die and booked on the timeline as host time advances
+//! (`timing.bus_arbitration = "host-first"`; under `fifo` they are booked at once).
 //!
 //! The FTL issues a whole GC run (tens of milliseconds of die time) at once, right
 //! after the host write that triggered it. Booking all of it at once would claim its

@@ -10,14 +10,13 @@
 //! - program: command on the die, the page crosses the channel, then tPROG;
 //! - erase:   command, then tBERS on the die.
 //!
-//! Host operations are booked when their request is issued. GC operations are queued
-//! per die ([`crate::deferred`]) and booked in time order as host time advances, so GC
-//! and host transfers compete for the bus in the order they become ready.
-//!
-//! Bus arbitration (`timing.bus_arbitration`): `fifo` (default) = first ready, first
-//! served, host before GC on a tie; `host-first` = additionally, a host transfer goes
+//! Host operations are booked when their request is issued. Bus arbitration
+//! (`timing.bus_arbitration`): `fifo` (default) = GC operations are booked when the FTL
+//! issues them, and transfers are served in booking order, each in the earliest free
+//! slot at or after it is ready; `host-first` = GC operations are queued per die
+//! ([`crate::deferred`]) and booked as host time advances, and a host transfer goes
 //! before a GC transfer that has not started by the time the host transfer is ready
-//! (the bus is not preempted: a started transfer finishes). The GC operation whose
+//! (the bus is not preempted: a started transfer finishes); the GC operation whose
 //! transfer moves back finishes correspondingly later.
 //!
 //! Die accounting: busy = command + array time (tR, tPROG, tBERS) + the die's own
