@@ -50,6 +50,8 @@ pub(crate) struct Calendar {
     free: Vec<u32>,
     /// Whether any slot may be displaceable (owner > 0); if not, merging never checks owners.
     movable: bool,
+    /// The floor of the last pruning.
+    pruned_at: u64,
     /// Per die of the channel: a node whose start is at or before its last transfer's
     /// start, or NIL (search from the head).
     cursor: Vec<u32>,
@@ -64,6 +66,7 @@ impl Calendar {
             head_start: u64::MAX,
             free: Vec::new(),
             movable,
+            pruned_at: 0,
             cursor: vec![NIL; dies],
         }
     }
@@ -116,6 +119,10 @@ impl Calendar {
     /// Forget slots that end at or before `floor`.
     #[inline]
     pub fn prune(&mut self, floor: u64) {
+        if floor == self.pruned_at {
+            return;
+        }
+        self.pruned_at = floor;
         while self.head != NIL && self.node(self.head).slot.end <= floor {
             let h = *self.node(self.head);
             let old = self.head;
