@@ -310,9 +310,17 @@ impl Timeline {
         let (cmd, xfer) = (self.t.command_ns, self.xfer_ns);
         let start = ready.max(self.die_free[die]);
         let xr1 = start + cmd + self.t.read_ns;
-        let x1 = self.transfer(die, xr1, read.cause);
+        let (x1, x2) = if cmd == 0 && self.t.bus_arbitration == BusArbitration::Fifo {
+            // Program transfer ready when the read's ends: both in one search.
+            let (ch, who) = self.die_chan[die];
+            self.cal[ch as usize].prune(self.floor);
+            self.chan_busy_ns[ch as usize] += 2 * xfer;
+            self.cal[ch as usize].book_pair(xr1, xfer, who as usize)
+        } else {
+            let x1 = self.transfer(die, xr1, read.cause);
+            (x1, self.transfer(die, x1 + xfer + cmd, program.cause))
+        };
         let xr2 = x1 + xfer + cmd;
-        let x2 = self.transfer(die, xr2, program.cause);
         let end = x2 + xfer + self.t.program_ns;
         self.die_busy_ns[die] += 2 * cmd + self.t.read_ns + 2 * xfer + self.t.program_ns;
         self.die_wait_ns[die] += (x1 - xr1) + (x2 - xr2);
