@@ -109,8 +109,8 @@ pub struct RawTiming {
     pub multiplane: bool,
     /// Dies of a chip work in parallel (off: a chip is one busy timeline).
     pub die_interleaving: bool,
-    /// Channel bus arbitration between host and GC transfers: `fifo` (first ready, first
-    /// served; host first on a tie) or `host-first` (host before any GC transfer not yet started).
+    /// Channel bus arbitration between host and GC transfers: `fifo` (booking order; GC
+    /// booked when issued) or `host-first` (host before any GC transfer not yet started).
     pub bus_arbitration: String,
 }
 

@@ -25,7 +25,8 @@ pub struct TimingSettings {
 /// Arbitration of a channel bus between host and GC transfers (`timing.bus_arbitration`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BusArbitration {
-    /// First ready, first served; host before GC on a tie.
+    /// Booking order (GC booked when the FTL issues it); each transfer in the earliest
+    /// free slot at or after it is ready.
     Fifo,
     /// A host transfer also goes before any GC transfer not yet started when it is ready.
     HostFirst,

@@ -203,3 +203,16 @@ fn settings_that_cannot_apply_warn_by_key() {
         assert_eq!(s.ftl.mapping.scheme.name(), m);
     }
 }
+
+#[test]
+fn bus_arbitration_is_validated_and_defaults_to_fifo() {
+    let t = |sets: &[&str]| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        load("", "x", &sets).unwrap().1.timing.unwrap().bus_arbitration
+    };
+    assert_eq!(t(&[]), flashlab_config::BusArbitration::Fifo);
+    assert_eq!(t(&["timing.bus_arbitration=host-first"]), flashlab_config::BusArbitration::HostFirst);
+    assert!(flashlab_config::default_toml().contains("bus_arbitration = \"fifo\""));
+    let e = err("[timing]\nbus_arbitration = \"host\"\n", &[]);
+    assert!(e.contains("timing.bus_arbitration") && e.contains("expected one of: fifo, host-first"), "{e}");
+}

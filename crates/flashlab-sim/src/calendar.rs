@@ -50,6 +50,8 @@ pub(crate) struct Calendar {
     free: Vec<u32>,
     /// Whether any slot may be displaceable (owner > 0); if not, merging never checks owners.
     movable: bool,
+    /// The floor of the last pruning.
+    pruned_at: u64,
     /// Per die of the channel: a node whose start is at or before its last transfer's
     /// start, or NIL (search from the head).
     cursor: Vec<u32>,
@@ -64,6 +66,7 @@ impl Calendar {
             head_start: u64::MAX,
             free: Vec::new(),
             movable,
+            pruned_at: 0,
             cursor: vec![NIL; dies],
         }
     }
@@ -116,6 +119,10 @@ impl Calendar {
     /// Forget slots that end at or before `floor`.
     #[inline]
     pub fn prune(&mut self, floor: u64) {
+        if floor == self.pruned_at {
+            return;
+        }
+        self.pruned_at = floor;
         while self.head != NIL && self.node(self.head).slot.end <= floor {
             let h = *self.node(self.head);
             let old = self.head;
@@ -160,7 +167,30 @@ impl Calendar {
     #[inline]
     pub fn book(&mut self, ready: u64, len: u64, owner: u32, who: usize) -> u64 {
         let (start, prev, next) = self.earliest(ready, len, who, |_| false);
-        let end = start + len;
+        self.place(start, start + len, len, owner, who, prev, next);
+        start
+    }
+
+    /// Book two transfers of `len` for die `who`: the first in the earliest free slot at
+    /// or after `ready`, the second in the earliest at or after the first ends (a GC
+    /// migration's read out and program in). Returns both starts. The same as two
+    /// [`Calendar::book`] calls, in one search when the second fits right behind.
+    #[inline]
+    pub fn book_pair(&mut self, ready: u64, len: u64, who: usize) -> (u64, u64) {
+        let (start, prev, next) = self.earliest(ready, len, who, |_| false);
+        if next == NIL || self.after(prev).1 >= start + 2 * len {
+            self.place(start, start + 2 * len, len, 0, who, prev, next);
+            return (start, start + len);
+        }
+        self.place(start, start + len, len, 0, who, prev, next);
+        (start, self.book(start + len, len, 0, who))
+    }
+
+    /// Book `[start, end)` between `prev` and `next` (from [`Calendar::earliest`]),
+    /// merging as [`Calendar::book`] describes.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn place(&mut self, start: u64, end: u64, len: u64, owner: u32, who: usize, prev: u32, next: u32) {
         let fixed = |s: &Slot| !self.movable || s.owner == 0;
         let merge_prev = owner == 0 && prev != NIL && {
             let p = self.node(prev).slot;
@@ -192,13 +222,33 @@ impl Calendar {
             }
         };
         self.cursor[who] = at;
-        start
+    }
+
+    /// Die `who` (slots owned by `id`) books its next transfer: the slot of its last
+    /// one can no longer be displaced, so it becomes fixed and merges with a fixed
+    /// successor it leaves a gap shorter than `len` to.
+    pub fn fix_cursor(&mut self, who: usize, id: u32, len: u64) {
+        let c = self.cursor[who];
+        if c == NIL || self.node(c).slot.owner != id {
+            return;
+        }
+        self.nodes[c as usize].slot.owner = 0;
+        let n = *self.node(c);
+        if n.next != NIL && n.next_start - n.slot.end < len && self.node(n.next).slot.owner == 0 {
+            let m = *self.node(n.next);
+            let p = &mut self.nodes[c as usize];
+            (p.slot.end, p.next, p.next_start) = (m.slot.end, m.next, m.next_start);
+            self.release(n.next, c);
+        }
     }
 
     /// Remove and return the slots overlapping `[from, to)` (all must be ignorable by
-    /// the caller).
-    pub fn take_overlapping(&mut self, from: u64, to: u64, out: &mut Vec<Slot>) {
-        let mut prev = NIL;
+    /// the caller), searching from die `who`'s cursor.
+    pub fn take_overlapping(&mut self, from: u64, to: u64, who: usize, out: &mut Vec<Slot>) {
+        let (mut prev, _) = self.start(from, who);
+        if prev != NIL && self.node(prev).slot.end > from {
+            prev = NIL;
+        }
         loop {
             let (cur, cur_start) = self.after(prev);
             if cur == NIL || cur_start >= to {
@@ -277,10 +327,33 @@ mod tests {
         let (at, _, _) = c.earliest(95, 10, 0, |s| s.owner == 3);
         assert_eq!(at, 95, "ignoring the GC slot at 100, the host slot fits before 110");
         let mut out = Vec::new();
-        c.take_overlapping(95, 105, &mut out);
+        c.take_overlapping(95, 105, 0, &mut out);
         assert_eq!(out, vec![Slot { start: 100, end: 110, owner: 3 }]);
         assert_eq!(c.book(95, 10, 0, 0), 95);
         assert_eq!(c.book(100, 10, 3, 0), 120);
+    }
+
+    #[test]
+    fn a_pair_books_like_two_single_bookings() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let (mut a, mut b) = (Calendar::new(2, false), Calendar::new(2, false));
+        for n in 0..3000 {
+            let (ready, who) = (rnd(30_000), n % 2);
+            if rnd(2) == 0 {
+                assert_eq!(a.book(ready, 7, 0, who), b.book(ready, 7, 0, who));
+            } else {
+                let first = b.book(ready, 7, 0, who);
+                let pair = (first, b.book(first + 7, 7, 0, who));
+                assert_eq!(a.book_pair(ready, 7, who), pair);
+            }
+        }
+        assert_eq!(a.live(), b.live());
     }
 
     /// Model check against a brute-force oracle: random bookings of one length never

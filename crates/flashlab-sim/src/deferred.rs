@@ -1,4 +1,5 @@
-//! GC operations queued per die and booked on the timeline as host time advances.
+//! GC operations queued per die and booked on the timeline as host time advances
+//! (`timing.bus_arbitration = "host-first"`; under `fifo` they are booked at once).
 //!
 //! The FTL issues a whole GC run (tens of milliseconds of die time) at once, right
 //! after the host write that triggered it. Booking all of it at once would claim its
@@ -12,6 +13,7 @@
 //! between dies, and costs a transfer at most the transfers it overlaps.
 
 use crate::timing::Timeline;
+use flashlab_config::BusArbitration;
 use flashlab_ftl::FlashOp;
 
 /// A queued GC operation: a single operation, or a migration (`program` set) that
@@ -24,6 +26,17 @@ pub(crate) struct Deferred {
 }
 
 impl Timeline {
+    /// GC operation `op` (with the migration's `program`, if any), not before
+    /// `not_before`: booked now under `fifo` arbitration (booking order is the FTL's
+    /// issue order), queued under `host-first`.
+    #[inline]
+    pub fn gc(&mut self, op: FlashOp, program: Option<FlashOp>, not_before: u64) {
+        match self.t.bus_arbitration {
+            BusArbitration::Fifo => self.book(Deferred { op, program, not_before }),
+            BusArbitration::HostFirst => self.defer(op, program, not_before),
+        }
+    }
+
     /// Queue GC operation `op` (with the migration's `program`, if any) on its die.
     #[inline]
     pub fn defer(&mut self, op: FlashOp, program: Option<FlashOp>, not_before: u64) {

@@ -11,9 +11,10 @@ use flashlab_nand::{Cause, OpKind};
 
 impl Engine<'_> {
     /// Schedule the operations the last FTL call issued: host operations now, GC
-    /// operations queued on their dies, not before the host's part completed
-    /// (`crate::deferred` books them as time advances). Returns when the host's part
-    /// completed and how long it waited behind GC.
+    /// operations on their dies not before the host's part completed (booked now, or
+    /// queued and booked as time advances under host-first arbitration; see
+    /// `crate::deferred`). Returns when the host's part completed and how long it waited
+    /// behind GC.
     #[inline]
     pub(crate) fn schedule(&mut self, issue: u64) -> (u64, u64) {
         let tl = self.timeline.as_mut().expect("timed run");
@@ -27,7 +28,7 @@ impl Engine<'_> {
                 let program = (op.kind == OpKind::Read)
                     .then(|| ops.next_if(|p| p.kind == OpKind::Program && p.cause == op.cause))
                     .flatten();
-                tl.defer(op, program, host_done);
+                tl.gc(op, program, host_done);
             }
         }
         (host_done, wait)

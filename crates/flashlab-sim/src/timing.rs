@@ -10,14 +10,13 @@
 //! - program: command on the die, the page crosses the channel, then tPROG;
 //! - erase:   command, then tBERS on the die.
 //!
-//! Host operations are booked when their request is issued. GC operations are queued
-//! per die ([`crate::deferred`]) and booked in time order as host time advances, so GC
-//! and host transfers compete for the bus in the order they become ready.
-//!
-//! Bus arbitration (`timing.bus_arbitration`): `fifo` (default) = first ready, first
-//! served, host before GC on a tie; `host-first` = additionally, a host transfer goes
+//! Host operations are booked when their request is issued. Bus arbitration
+//! (`timing.bus_arbitration`): `fifo` (default) = GC operations are booked when the FTL
+//! issues them, and transfers are served in booking order, each in the earliest free
+//! slot at or after it is ready; `host-first` = GC operations are queued per die
+//! ([`crate::deferred`]) and booked as host time advances, and a host transfer goes
 //! before a GC transfer that has not started by the time the host transfer is ready
-//! (the bus is not preempted: a started transfer finishes). The GC operation whose
+//! (the bus is not preempted: a started transfer finishes); the GC operation whose
 //! transfer moves back finishes correspondingly later.
 //!
 //! Die accounting: busy = command + array time (tR, tPROG, tBERS) + the die's own
@@ -230,6 +229,9 @@ impl Timeline {
         debug_assert!(ready >= self.floor, "transfer ready at {ready} before the floor {}", self.floor);
         self.cal[ch].prune(self.floor);
         self.chan_busy_ns[ch] += self.xfer_ns;
+        if self.t.bus_arbitration == BusArbitration::HostFirst {
+            self.cal[ch].fix_cursor(who, die as u32 + 1, self.xfer_ns);
+        }
         match (cause, self.t.bus_arbitration) {
             (Cause::Host, BusArbitration::HostFirst) => self.transfer_host_first(ch, ready, who),
             (_, BusArbitration::Fifo) => self.cal[ch].book(ready, self.xfer_ns, 0, who),
@@ -246,7 +248,7 @@ impl Timeline {
         let movable = |s: &Slot| s.owner > 0 && s.start >= ready && gc[s.owner as usize - 1].start == s.start;
         let (at, _, _) = self.cal[ch].earliest(ready, len, who, movable);
         self.displaced.clear();
-        self.cal[ch].take_overlapping(at, at + len, &mut self.displaced);
+        self.cal[ch].take_overlapping(at, at + len, who, &mut self.displaced);
         let x = self.cal[ch].book(ready, len, 0, who);
         debug_assert_eq!(x, at);
         for i in 0..self.displaced.len() {
@@ -295,6 +297,39 @@ impl Timeline {
         Some(end)
     }
 
+    /// A GC migration through the controller: the read, then the program on its die
+    /// ([`Timeline::exec`] twice, in one pass when both are on one die without
+    /// multi-plane state to keep).
+    #[inline]
+    fn exec_read_program(&mut self, read: &FlashOp, program: &FlashOp, ready: u64) -> u64 {
+        let die = self.die_of(read.plane);
+        if self.die_of(program.plane) != die || !self.mp.is_empty() || read.cause == Cause::Host {
+            let r = self.exec(read, ready);
+            return self.exec(program, r);
+        }
+        let (cmd, xfer) = (self.t.command_ns, self.xfer_ns);
+        let start = ready.max(self.die_free[die]);
+        let xr1 = start + cmd + self.t.read_ns;
+        let (x1, x2) = if cmd == 0 && self.t.bus_arbitration == BusArbitration::Fifo {
+            // Program transfer ready when the read's ends: both in one search.
+            let (ch, who) = self.die_chan[die];
+            self.cal[ch as usize].prune(self.floor);
+            self.chan_busy_ns[ch as usize] += 2 * xfer;
+            self.cal[ch as usize].book_pair(xr1, xfer, who as usize)
+        } else {
+            let x1 = self.transfer(die, xr1, read.cause);
+            (x1, self.transfer(die, x1 + xfer + cmd, program.cause))
+        };
+        let xr2 = x1 + xfer + cmd;
+        let end = x2 + xfer + self.t.program_ns;
+        self.die_busy_ns[die] += 2 * cmd + self.t.read_ns + 2 * xfer + self.t.program_ns;
+        self.die_wait_ns[die] += (x1 - xr1) + (x2 - xr2);
+        self.die_free[die] = end;
+        self.gc_until[die] = end;
+        self.gc_xfer[die] = GcXfer { start: x2, ready: xr2 };
+        end
+    }
+
     /// Whether a GC migration from `read` to `program` may use copyback.
     #[inline]
     pub fn copyback_allowed(&self, read: &FlashOp, program: &FlashOp) -> bool {
@@ -307,8 +342,7 @@ impl Timeline {
     /// command + tR + command + tPROG on the die, nothing on the channel. Returns its end.
     pub fn exec_migration(&mut self, read: &FlashOp, program: &FlashOp, ready: u64) -> u64 {
         if !self.copyback_allowed(read, program) {
-            let r = self.exec(read, ready);
-            return self.exec(program, r);
+            return self.exec_read_program(read, program, ready);
         }
         let die = self.die_of(read.plane);
         let start = ready.max(self.die_free[die]);

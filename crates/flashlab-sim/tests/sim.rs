@@ -225,6 +225,17 @@ fn preemptible_gc_lowers_tail_latency_against_blocking() {
     assert!(blocking.gc_runs > 1000 && preempt.gc_runs > 1000);
     assert!(p * 10.0 < b, "preemptible p99 {p} not well below blocking {b}");
     assert!(preempt.gc_blocked_s_total.unwrap() < blocking.gc_blocked_s_total.unwrap());
+    // The same under host-first bus arbitration (GC queued per die), with content checks.
+    let hf = gc_heavy(&["gc.mode=preemptible", "gc.background_free_blocks=4", "timing.bus_arbitration=host-first"]);
+    let strict = gc_heavy(&["timing.bus_arbitration=host-first", "sim.strict=true", "timing.copyback=true"]);
+    let q = hf.write_latency_us_p99.unwrap();
+    eprintln!("host-first: preemptible p99 {q:.0} us, {} GC transfers moved", hf.gc_transfers_deferred);
+    assert!(q * 10.0 < b && hf.gc_runs > 1000, "host-first preemptible p99 {q}");
+    assert!(strict.copyback_pages > 0 && strict.gc_runs > 1000);
+    // 4 dies (2 channels x 2 dies): mean busy fraction + mean waiting fraction.
+    let total =
+        |r: &RunResult| r.die_utilization_mean.unwrap() + r.die_wait_s_total.unwrap() / r.sim_time_s.unwrap() / 4.0;
+    assert!(total(&blocking) <= 1.0 && total(&hf) <= 1.0, "busy + waiting never exceeds the span");
 }
 
 #[test]

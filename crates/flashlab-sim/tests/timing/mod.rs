@@ -46,9 +46,9 @@ fn op(kind: OpKind, cause: Cause, plane: u32) -> FlashOp {
 /// Queue a GC burst on `plane`'s die: `n` migrations (read + program) and an erase.
 fn gc_burst(tl: &mut Timeline, plane: u32, n: u32, not_before: u64) {
     for _ in 0..n {
-        tl.defer(op(OpKind::Read, Cause::Gc, plane), Some(op(OpKind::Program, Cause::Gc, plane)), not_before);
+        tl.gc(op(OpKind::Read, Cause::Gc, plane), Some(op(OpKind::Program, Cause::Gc, plane)), not_before);
     }
-    tl.defer(op(OpKind::Erase, Cause::Gc, plane), None, not_before);
+    tl.gc(op(OpKind::Erase, Cause::Gc, plane), None, not_before);
 }
 
 /// One migration without copyback: tR, two back-to-back transfers, tPROG.
