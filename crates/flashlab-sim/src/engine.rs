@@ -7,6 +7,7 @@ use crate::timing::Timeline;
 use flashlab_config::{Settings, Source};
 use flashlab_ftl::{FtlError, PageFtl};
 use flashlab_trace::Request;
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt::Display;
@@ -43,7 +44,7 @@ pub(crate) struct Engine<'a> {
 
     pub(crate) gc_wait_ns_total: u64,
     pub(crate) gc_blocked_requests: u64,
-    pub(crate) s: &'a Settings,
+    pub(crate) s: Cow<'a, Settings>,
     pub(crate) ftl: PageFtl,
     pub(crate) map: AddrMap,
     pub(crate) timeline: Option<Timeline>,
@@ -96,15 +97,7 @@ where
     I: Iterator<Item = Result<Request, E>>,
     E: Display,
 {
-    let mut e = Engine::new(s);
-    if s.workload.prefill {
-        e.prefill()?;
-    }
-    e.age()?;
-    e.ftl.set_record_ops(e.timeline.is_some());
-    if s.workload.warmup == 0 {
-        e.mark();
-    }
+    let mut e = Engine::start(Cow::Borrowed(s))?;
     // Look ahead a few requests so the FTL's table entries can be prefetched: the
     // mapping entry AHEAD requests early, the physical page's state three requests early.
     const AHEAD: usize = 12;
@@ -144,7 +137,22 @@ where
 }
 
 impl<'a> Engine<'a> {
-    fn new(s: &'a Settings) -> Self {
+    /// A fresh engine with the device prepared as configured (prefill, aging), measuring
+    /// from the start when there is no warm-up. Shared by [`run_observed`] and [`crate::Ssd`].
+    pub(crate) fn start(s: Cow<'a, Settings>) -> Result<Self, SimError> {
+        let mut e = Engine::new(s);
+        if e.s.workload.prefill {
+            e.prefill()?;
+        }
+        e.age()?;
+        e.ftl.set_record_ops(e.timeline.is_some());
+        if e.s.workload.warmup == 0 {
+            e.mark();
+        }
+        Ok(e)
+    }
+
+    fn new(s: Cow<'a, Settings>) -> Self {
         let (devices, device_count) = match &s.workload.source {
             Source::Trace(t) => (t.devices, t.device_count.max(1) as u64),
             Source::Synthetic(_) => (flashlab_config::DeviceMode::Fold, 1),
@@ -225,7 +233,7 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    fn mark(&mut self) {
+    pub(crate) fn mark(&mut self) {
         let (die_busy_ns, chan_busy_ns) = match &self.timeline {
             Some(t) => (t.die_busy_ns.clone(), t.chan_busy_ns.clone()),
             None => (Vec::new(), Vec::new()),

@@ -117,7 +117,7 @@ impl Engine<'_> {
     }
 
     #[inline]
-    fn write(&mut self, lpn: u64) -> Result<(), SimError> {
+    pub(crate) fn write(&mut self, lpn: u64) -> Result<(), SimError> {
         self.ftl.write(lpn)?;
         if !self.shadow.is_empty() {
             self.shadow[lpn as usize] = self.ftl.last_tag();

@@ -15,6 +15,7 @@ pub mod hotness;
 mod observe;
 mod report;
 mod sched;
+mod ssd;
 
 mod result;
 pub mod timing;
@@ -22,6 +23,9 @@ pub mod timing;
 pub use addr::PageSpan;
 pub use engine::{run, run_observed, run_synthetic, run_synthetic_observed, SimError};
 pub use observe::{Observer, RequestRecord};
+pub use ssd::{Completion, Ssd};
+
+pub use flashlab_trace::Op;
 
 pub use flashlab_config::Settings;
 pub use result::RunResult;
