@@ -1,5 +1,6 @@
 //! The CLI's run observer: progress bar, per-request CSV log, interval time series.
 
+use crate::series::{Series, SERIES_COLUMNS};
 use anyhow::Context;
 use flashlab_sim::{Observer, RequestRecord};
 use indicatif::ProgressBar;
@@ -7,23 +8,10 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-/// Per-interval accumulator of the time series.
-#[derive(Default)]
-struct Interval {
-    requests: u64,
-    read_ns: u64,
-    reads: u64,
-    write_ns: u64,
-    writes: u64,
-    gc_wait_ns: u64,
-    host0: u64,
-    nand0: u64,
-}
-
 pub struct CliObserver {
     pub bar: ProgressBar,
     log: Option<BufWriter<File>>,
-    series: Option<(BufWriter<File>, u64, Interval)>,
+    series: Option<(BufWriter<File>, Series)>,
     pub error: Option<std::io::Error>,
 }
 
@@ -39,8 +27,8 @@ impl CliObserver {
         let log = log
             .map(|p| create(p, "index,measured,op,offset_bytes,pages,issue_ns,done_ns,latency_ns,gc_wait_ns"))
             .transpose()?;
-        let header = "requests,sim_time_s,waf,read_latency_us_mean,write_latency_us_mean,gc_wait_us_mean";
-        let series = series.map(|p| create(p, header).map(|w| (w, every.max(1), Interval::default()))).transpose()?;
+        let header = SERIES_COLUMNS.join(",");
+        let series = series.map(|p| create(p, &header).map(|w| (w, Series::new(every)))).transpose()?;
         Ok(CliObserver { bar, log, series, error: None })
     }
 
@@ -64,45 +52,19 @@ impl CliObserver {
     }
 
     fn add_series(&mut self, r: &RequestRecord) -> std::io::Result<()> {
-        let Some((w, every, iv)) = &mut self.series else { return Ok(()) };
-        if iv.requests == 0 {
-            (iv.host0, iv.nand0) = (r.host_write_pages, r.nand_program_pages);
-        }
-        iv.requests += 1;
-        iv.gc_wait_ns += r.gc_wait_ns;
-        let lat = r.issue_ns.zip(r.done_ns).map_or(0, |(i, d)| d - i);
-        match r.op {
-            flashlab_trace::Op::Read => (iv.reads, iv.read_ns) = (iv.reads + 1, iv.read_ns + lat),
-            flashlab_trace::Op::Write => (iv.writes, iv.write_ns) = (iv.writes + 1, iv.write_ns + lat),
-            flashlab_trace::Op::Trim => {}
-        }
-        if iv.requests < *every {
-            return Ok(());
-        }
-        let host = r.host_write_pages - iv.host0;
-        let waf = if host > 0 {
-            format!("{:.4}", (r.nand_program_pages - iv.nand0) as f64 / host as f64)
-        } else {
-            String::new()
-        };
-        let mean = |ns: u64, n: u64| {
-            if n > 0 && r.done_ns.is_some() {
-                format!("{:.3}", ns as f64 / n as f64 / 1e3)
-            } else {
-                String::new()
-            }
-        };
-        let t = r.done_ns.map_or(String::new(), |d| format!("{:.6}", d as f64 / 1e9));
+        let Some((w, series)) = &mut self.series else { return Ok(()) };
+        let Some(p) = series.add(r) else { return Ok(()) };
+        let f = |v: Option<f64>, digits: usize| v.map_or(String::new(), |x| format!("{x:.digits$}"));
         writeln!(
             w,
-            "{},{t},{waf},{},{},{}",
-            r.index + 1,
-            mean(iv.read_ns, iv.reads),
-            mean(iv.write_ns, iv.writes),
-            mean(iv.gc_wait_ns, iv.requests)
-        )?;
-        *iv = Interval::default();
-        Ok(())
+            "{},{},{},{},{},{}",
+            p.requests,
+            f(p.sim_time_s, 6),
+            f(p.waf, 4),
+            f(p.read_latency_us_mean, 3),
+            f(p.write_latency_us_mean, 3),
+            f(p.gc_wait_us_mean, 3)
+        )
     }
 
     /// Flush the files; report the first write error.
@@ -114,7 +76,7 @@ impl CliObserver {
         if let Some(w) = &mut self.log {
             w.flush()?;
         }
-        if let Some((w, _, _)) = &mut self.series {
+        if let Some((w, _)) = &mut self.series {
             w.flush()?;
         }
         Ok(())
