@@ -88,6 +88,7 @@ def sweep(
 def sweep_file(path: str, client: Any = None, jobs: Optional[int] = None, out: Optional[str] = None) -> Any:
     """A sweep file (see ``flashlab sweep``), run like :func:`sweep`."""
     plan = _native.SweepPlan.from_file(os.fspath(path))
+    out = os.fspath(out) if out is not None else None
     if client is None:
         results = plan.run_local(jobs or os.cpu_count() or 1, out)
     else:

@@ -219,11 +219,25 @@ pub fn record(out: &Path, t: &Task, result: &Value) -> anyhow::Result<()> {
     let path = out.join(JOURNAL);
     let mut f = std::fs::OpenOptions::new()
         .create(true)
+        .read(true)
         .append(true)
         .open(&path)
         .with_context(|| format!("cannot open {}", path.display()))?;
     let line = serde_json::json!({ "point": t.point, "seed": t.seed, "sets": t.sets, "result": result });
-    writeln!(f, "{line}").with_context(|| format!("cannot write {}", path.display()))
+    // After a torn last line (an interrupted write) start a new line.
+    let sep = if ends_mid_line(&mut f)? { "\n" } else { "" };
+    writeln!(f, "{sep}{line}").with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn ends_mid_line(f: &mut std::fs::File) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    if f.metadata()?.len() == 0 {
+        return Ok(false);
+    }
+    f.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8];
+    f.read_exact(&mut last)?;
+    Ok(last[0] != b'\n')
 }
 
 /// Run every task not yet finished in `out` on `jobs` threads; returns every result in

@@ -21,7 +21,8 @@ pub fn to_py(e: anyhow::Error) -> PyErr {
     }
 }
 
-/// A simulation error of the streaming handle.
+/// A simulation error of the streaming handle (there is no trace: every one is a
+/// `SimulationError`).
 pub fn sim(e: flashlab_sim::SimError) -> PyErr {
-    to_py(e.into())
+    SimulationError::new_err(e.to_string())
 }

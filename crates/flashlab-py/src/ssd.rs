@@ -39,6 +39,9 @@ impl Ssd {
             "trim" => Op::Trim,
             other => return Err(PyValueError::new_err(format!("op = {other:?}: expected read, write or trim"))),
         };
+        if len_bytes == 0 {
+            return Err(PyValueError::new_err("len_bytes = 0: expected at least one byte"));
+        }
         let c = self.inner.submit(op, offset_bytes, len_bytes, at_ns).map_err(sim)?;
         Ok((c.index, c.issue_ns, c.done_ns, c.latency_ns, c.gc_wait_ns, c.pages))
     }
