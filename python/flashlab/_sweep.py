@@ -48,7 +48,13 @@ def _run_dask(plan: Any, client: Any, out: Optional[str]) -> List[str]:
     return [r for r in results if r is not None]
 
 
-def _finish(plan: Any, results: List[str], out: Optional[str]) -> Any:
+def _execute(plan: Any, client: Any, jobs: Optional[int], out: Any) -> Any:
+    """Run the plan locally or on Dask; write the files into ``out``; the DataFrame."""
+    out = os.fspath(out) if out is not None else None
+    if client is None:
+        results = plan.run_local(jobs or os.cpu_count() or 1, out)
+    else:
+        results = _run_dask(plan, client, out)
     if out is not None:
         plan.write(out, results)
     return _tables.sweep_table(plan.table(results)).to_pandas()
@@ -76,21 +82,9 @@ def sweep(
 
     Returns a pandas DataFrame: one column per grid key (named by its dotted key),
     ``seed``, and one per key of the result object (``config`` as JSON text)."""
-    plan = _plan(base, grid, seeds, overrides, zip)
-    out = os.fspath(out) if out is not None else None
-    if client is None:
-        results = plan.run_local(jobs or os.cpu_count() or 1, out)
-    else:
-        results = _run_dask(plan, client, out)
-    return _finish(plan, results, out)
+    return _execute(_plan(base, grid, seeds, overrides, zip), client, jobs, out)
 
 
 def sweep_file(path: str, client: Any = None, jobs: Optional[int] = None, out: Optional[str] = None) -> Any:
     """A sweep file (see ``flashlab sweep``), run like :func:`sweep`."""
-    plan = _native.SweepPlan.from_file(os.fspath(path))
-    out = os.fspath(out) if out is not None else None
-    if client is None:
-        results = plan.run_local(jobs or os.cpu_count() or 1, out)
-    else:
-        results = _run_dask(plan, client, out)
-    return _finish(plan, results, out)
+    return _execute(_native.SweepPlan.from_file(os.fspath(path)), client, jobs, out)

@@ -404,16 +404,7 @@ fn separate_devices_get_their_own_ranges_and_time_scale_stretches_arrivals() {
 
 /// Feed a synthetic workload's requests through [`Ssd`] one by one, as `run_synthetic` would.
 fn through_ssd(s: &flashlab_sim::Settings) -> RunResult {
-    let flashlab_config::Source::Synthetic(syn) = &s.workload.source else { unreachable!() };
-    let mut syn = syn.clone();
-    syn.requests += s.workload.warmup;
-    let gen = flashlab_workload::Synthetic::new(
-        syn,
-        s.workload.arrival,
-        s.ftl.logical_pages,
-        s.page_bytes(),
-        s.workload.seed,
-    );
+    let gen = flashlab_sim::hotness::synthetic_requests(s).expect("a synthetic workload");
     let mut ssd = Ssd::new(s.clone()).unwrap();
     for (i, r) in gen.enumerate() {
         let c = ssd.submit(r.op, r.offset_bytes, r.len_bytes, r.time_ns).unwrap();
