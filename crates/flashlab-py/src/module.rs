@@ -75,6 +75,9 @@ fn series_dict<'py>(py: Python<'py>, s: &[SeriesPoint]) -> PyResult<Bound<'py, P
     Ok(d)
 }
 
+/// The result object as JSON, the per-request columns and the series columns.
+type RunOutput<'py> = (String, Option<Bound<'py, PyDict>>, Option<Bound<'py, PyDict>>);
+
 /// Run a config; returns (result JSON, per-request columns or None, series columns or None).
 #[pyfunction]
 #[pyo3(signature = (path, text, sets, record_requests=false, series_every=None))]
@@ -85,7 +88,7 @@ fn run<'py>(
     sets: Vec<String>,
     record_requests: bool,
     series_every: Option<u64>,
-) -> PyResult<(String, Option<Bound<'py, PyDict>>, Option<Bound<'py, PyDict>>)> {
+) -> PyResult<RunOutput<'py>> {
     let src = source(path, text);
     let mut rec = Recorder::new(record_requests, series_every);
     let result = py.allow_threads(|| api::run(&src, &sets, &mut rec)).map_err(to_py)?;
