@@ -22,19 +22,9 @@ pub fn hotness(a: HotnessArgs) -> anyhow::Result<()> {
     let (_, s) = load_config(&a.c.config, &a.c.sets)?;
     check_output(a.c.json.as_deref(), "--json")?;
     check_output(a.plot.as_deref(), "--plot")?;
-    let writes = collect_writes(&s, &a.c.config)?;
-    if writes.is_empty() {
-        anyhow::bail!("hotness: the workload has no writes");
-    }
-    let mut rows = hotness::accuracy(&s, &writes)?;
-    time_identifiers(&s, &writes, &mut rows)?;
-    if s.hotness.waf {
-        for (i, row) in rows.iter_mut().enumerate() {
-            row.waf = Some(hotness::separation_waf(&s, i, &writes)?);
-        }
-    }
+    let (rows, writes) = compare(&s, &a.c.config)?;
     if !a.c.json_to_stdout() {
-        print_table(&rows, writes.len());
+        print_table(&rows, writes);
     }
     if let Some(p) = &a.plot {
         let points: Vec<Point> = rows
@@ -53,6 +43,23 @@ pub fn hotness(a: HotnessArgs) -> anyhow::Result<()> {
         write_json(p, &rows)?;
     }
     Ok(())
+}
+
+/// One row per identifier (accuracy, memory, speed, and WAF when `hotness.waf`) and
+/// the number of writes compared on; trace paths are relative to `config`.
+pub fn compare(s: &Settings, config: &Path) -> anyhow::Result<(Vec<HotnessRow>, usize)> {
+    let writes = collect_writes(s, config)?;
+    if writes.is_empty() {
+        anyhow::bail!("hotness: the workload has no writes");
+    }
+    let mut rows = hotness::accuracy(s, &writes)?;
+    time_identifiers(s, &writes, &mut rows)?;
+    if s.hotness.waf {
+        for (i, row) in rows.iter_mut().enumerate() {
+            row.waf = Some(hotness::separation_waf(s, i, &writes)?);
+        }
+    }
+    Ok((rows, writes.len()))
 }
 
 fn collect_writes(s: &Settings, config: &Path) -> anyhow::Result<Vec<u64>> {

@@ -1,24 +1,8 @@
 //! `flashlab`: the command-line edge. Parses arguments, reads files, measures wall
 //! time, draws progress; everything else happens in the library crates.
 
-mod bench;
-mod config_cmd;
-mod fs_cmd;
-mod hotness;
-mod observe;
-
-mod output;
-mod plot;
-mod report;
-mod repro_ubifs;
-mod repro_wpo;
-mod reproduce;
-mod run;
-mod series;
-mod trace_cmd;
-mod trace_input;
-
 use clap::{Parser, Subcommand};
+use flashlab_cli::{bench, config_cmd, fs_cmd, hotness, one_line, reproduce, run, sweep_cmd, trace_cmd};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -52,6 +36,8 @@ enum Cmd {
     Fs(fs_cmd::FsCmd),
     /// Compare hot-data identifiers on a workload.
     Hotness(hotness::HotnessArgs),
+    /// Run a parameter sweep (grid × seeds) in parallel, resumable.
+    Sweep(sweep_cmd::SweepArgs),
     /// Regenerate a seed paper's experiment.
     Reproduce {
         /// The experiment: wpo-gc (seed 001) or ubifs-hotdata (seed 000). Traces are read
@@ -75,16 +61,11 @@ fn main() {
         Cmd::Trace(t) => trace_cmd::trace(t),
         Cmd::Hotness(a) => hotness::hotness(a),
         Cmd::Fs(c) => fs_cmd::fs(c),
+        Cmd::Sweep(a) => sweep_cmd::sweep(a),
         Cmd::Reproduce { name, out, quick } => reproduce::reproduce(&name, out, quick),
     };
     if let Err(e) = result {
         eprintln!("flashlab: error: {}", one_line(&e));
         std::process::exit(1);
     }
-}
-
-/// The error and its causes on one line.
-fn one_line(e: &anyhow::Error) -> String {
-    let parts: Vec<String> = e.chain().map(|c| c.to_string().replace('\n', " ")).collect();
-    parts.join(": ")
 }

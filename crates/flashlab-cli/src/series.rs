@@ -1,6 +1,8 @@
-//! Interval time series of a run: requests grouped into spans, each with its
-//! latency sums, GC wait, and the NAND/host/GC counters it added. Shared by
-//! `--series-csv` (fixed spans) and the report (spans merged pairwise as the run grows).
+//! In-memory views of a run's request stream: the interval time series, requests
+//! grouped into spans each with its latency sums, GC wait, and the NAND/host/GC counters
+//! it added (shared by `--series-csv` with fixed spans, the report with spans merged
+//! pairwise as the run grows, and the Python package's DataFrames as [`Series`]), and the
+//! per-request columns ([`RequestColumns`]).
 
 use flashlab_sim::RequestRecord;
 use flashlab_trace::Op;
@@ -110,6 +112,93 @@ impl SpanBuilder {
     /// The current span, leaving an empty one.
     pub fn take(&mut self) -> Span {
         std::mem::take(&mut self.current)
+    }
+}
+
+/// Column names of the time series, in order.
+pub const SERIES_COLUMNS: [&str; 6] =
+    ["requests", "sim_time_s", "waf", "read_latency_us_mean", "write_latency_us_mean", "gc_wait_us_mean"];
+
+/// One row of the time series: the interval that ended with request `requests` (1-based).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SeriesPoint {
+    pub requests: u64,
+    /// Completion time of the interval's last request (timed runs only).
+    pub sim_time_s: Option<f64>,
+    /// NAND programs / host page writes within the interval.
+    pub waf: Option<f64>,
+    pub read_latency_us_mean: Option<f64>,
+    pub write_latency_us_mean: Option<f64>,
+    pub gc_wait_us_mean: Option<f64>,
+}
+
+/// Cuts the request stream into intervals of `every` requests (the rows of
+/// `--series-csv`, as values).
+pub struct Series {
+    every: u64,
+    spans: SpanBuilder,
+}
+
+impl Series {
+    pub fn new(every: u64) -> Self {
+        Series { every: every.max(1), spans: SpanBuilder::default() }
+    }
+
+    /// Add a request; returns the interval's row when this request closes it.
+    pub fn add(&mut self, r: &RequestRecord) -> Option<SeriesPoint> {
+        self.spans.add(r);
+        if self.spans.current.requests < self.every {
+            return None;
+        }
+        let s = self.spans.take();
+        Some(SeriesPoint {
+            requests: s.end_requests,
+            sim_time_s: s.end_ns.map(|t| t as f64 / 1e9),
+            waf: s.waf(),
+            read_latency_us_mean: s.mean_us(s.read_ns, s.reads),
+            write_latency_us_mean: s.mean_us(s.write_ns, s.writes),
+            gc_wait_us_mean: s.mean_us(s.gc_wait_ns, s.requests),
+        })
+    }
+}
+
+/// Column names of the per-request table, in order.
+pub const REQUEST_COLUMNS: [&str; 9] =
+    ["index", "measured", "op", "offset_bytes", "pages", "issue_ns", "done_ns", "latency_ns", "gc_wait_ns"];
+
+/// Every request of a run, column by column (flat vectors, ready to hand to Arrow).
+/// `op` is 0 read, 1 write, 2 trim; the times are 0 in counting mode (`timed` false).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RequestColumns {
+    pub timed: bool,
+    pub index: Vec<u64>,
+    pub measured: Vec<u8>,
+    pub op: Vec<u8>,
+    pub offset_bytes: Vec<u64>,
+    pub pages: Vec<u64>,
+    pub issue_ns: Vec<u64>,
+    pub done_ns: Vec<u64>,
+    pub latency_ns: Vec<u64>,
+    pub gc_wait_ns: Vec<u64>,
+}
+
+impl RequestColumns {
+    pub fn push(&mut self, r: &RequestRecord) {
+        self.timed = r.done_ns.is_some();
+        self.index.push(r.index);
+        self.measured.push(r.measured as u8);
+        self.op.push(match r.op {
+            Op::Read => 0,
+            Op::Write => 1,
+            Op::Trim => 2,
+        });
+        self.offset_bytes.push(r.offset_bytes);
+        self.pages.push(r.pages);
+        let (i, d) = (r.issue_ns.unwrap_or(0), r.done_ns.unwrap_or(0));
+        self.issue_ns.push(i);
+        self.done_ns.push(d);
+        self.latency_ns.push(d - i);
+        self.gc_wait_ns.push(r.gc_wait_ns);
     }
 }
 

@@ -51,7 +51,7 @@ pub fn trace(cmd: TraceCmd) -> anyhow::Result<()> {
     }
 }
 
-fn open(file: &Path, format: &str, skip: bool) -> anyhow::Result<TraceReader<BufReader<std::fs::File>>> {
+pub fn open(file: &Path, format: &str, skip: bool) -> anyhow::Result<TraceReader<BufReader<std::fs::File>>> {
     let f = std::fs::File::open(file).with_context(|| format!("cannot open trace {}", file.display()))?;
     let choice = FormatChoice::from_name(format)?;
     let opts = ReaderOptions { skip_bad_lines: skip, ..ReaderOptions::named(file.display().to_string()) };

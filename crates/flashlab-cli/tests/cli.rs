@@ -290,5 +290,92 @@ fn reproduce_wpo_gc_quick_writes_table_plots_and_json() {
     assert!(e.contains("available: wpo-gc, ubifs-hotdata"), "{e}");
 }
 
+/// A sweep file beside a small base config.
+fn sweep_file(grid: &str) -> (tempfile::TempDir, PathBuf) {
+    let (d, _) = tmp("base.toml", "[device]\nblocks_per_plane = 64\n[workload]\nrequests = 20000\nprefill = true\n");
+    let s = d.path().join("s.toml");
+    let text = format!("base = \"base.toml\"\nseeds = [1, 2]\n[set]\n\"timing.enabled\" = false\n[grid]\n{grid}");
+    std::fs::write(&s, text).unwrap();
+    (d, s)
+}
+
+/// CSV rows without the `wall_time_s` column.
+fn csv_without_wall(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    // `config` (JSON text, quoted) is the only cell with commas and comes before
+    // `wall_time_s` (alphabetical), so count the column from the end of the line.
+    let from_end = header.len() - header.iter().position(|h| *h == "wall_time_s").unwrap();
+    text.lines()
+        .map(|l| {
+            let mut cells: Vec<&str> = l.split(',').collect();
+            cells.remove(cells.len() - from_end);
+            cells.join(",")
+        })
+        .collect()
+}
+
+#[test]
+fn sweep_writes_one_row_per_run_and_resumes() {
+    let (d, s) = sweep_file("\"gc.victim\" = [\"greedy\", \"fifo\"]\n\"device.spare_factor\" = [0.1, 0.25]\n");
+    let (out1, out2) = (d.path().join("o1"), d.path().join("o2"));
+    let s = s.to_str().unwrap();
+    ok(&["sweep", s, "--quiet", "--jobs", "2", "--out", out1.to_str().unwrap()]);
+    ok(&["sweep", s, "--quiet", "--jobs", "1", "--out", out2.to_str().unwrap()]);
+    let csv = std::fs::read_to_string(out1.join("results.csv")).unwrap();
+    assert!(csv.starts_with("device.spare_factor,gc.victim,seed,"), "{}", &csv[..80]);
+    assert_eq!(csv.lines().count(), 1 + 8);
+    assert!(csv.lines().nth(1).unwrap().starts_with("0.1,greedy,1,"));
+    assert!(csv.lines().nth(8).unwrap().starts_with("0.25,fifo,2,"));
+    assert_eq!(csv_without_wall(&out1.join("results.csv")), csv_without_wall(&out2.join("results.csv")));
+    let md = std::fs::read_to_string(out1.join("summary.md")).unwrap();
+    assert_eq!(md.lines().filter(|l| l.starts_with("| 0.")).count(), 4, "{md}");
+    assert!(std::fs::metadata(out1.join("results.parquet")).unwrap().len() > 1000);
+
+    // One run's WAF is that of the same config run alone.
+    let alone = ok(&[
+        "run",
+        d.path().join("base.toml").to_str().unwrap(),
+        "--quiet",
+        "--json",
+        "-",
+        "--set",
+        "timing.enabled=false",
+        "--set",
+        "gc.victim=fifo",
+        "--set",
+        "device.spare_factor=0.25",
+        "--set",
+        "workload.seed=2",
+    ]);
+    let waf = serde_json::from_str::<serde_json::Value>(&alone).unwrap()["waf"].as_f64().unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "waf").unwrap();
+    let last: Vec<&str> = csv.lines().nth(8).unwrap().split(',').collect();
+    // Columns before `config` (alphabetical: ... channel_utilization_*, config) do not shift; waf comes after it.
+    let from_end = header.len() - col;
+    assert_eq!(last[last.len() - from_end].parse::<f64>().unwrap(), waf);
+
+    // Resume: with 3 runs journalled, only 5 run again.
+    let journal = out1.join("runs.jsonl");
+    let lines: Vec<String> = std::fs::read_to_string(&journal).unwrap().lines().map(String::from).collect();
+    std::fs::write(&journal, lines[..3].join("\n") + "\n").unwrap();
+    ok(&["sweep", s, "--quiet", "--out", out1.to_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(&journal).unwrap().lines().count(), 8);
+    assert_eq!(csv_without_wall(&out1.join("results.csv")), csv_without_wall(&out2.join("results.csv")));
+}
+
+#[test]
+fn sweep_errors_name_the_point_or_key() {
+    let (_d, s) = sweep_file("\"gc.victim\" = [\"greedy\", \"nope\"]\n");
+    let e = fails(&["sweep", s.to_str().unwrap(), "--quiet"]);
+    assert!(e.contains("sweep point 1 (gc.victim=\"nope\")") && e.contains("unknown GC victim policy"), "{e}");
+    let (_d, s) = sweep_file("\"gc.victim\" = \"greedy\"\n");
+    let e = fails(&["sweep", s.to_str().unwrap(), "--quiet"]);
+    assert!(e.contains("grid.\"gc.victim\": expected a list"), "{e}");
+    let (_d, s) = sweep_file("\"workload.seed\" = [1, 2]\n");
+    assert!(fails(&["sweep", s.to_str().unwrap(), "--quiet"]).contains("list the seeds in `seeds`"));
+}
+
 mod hostile;
 mod new_user;

@@ -106,6 +106,17 @@ impl WriteBuffer {
         outcome
     }
 
+    /// Take out the least recently used page (a flush drains the buffer this way).
+    pub fn pop_lru(&mut self) -> Option<u64> {
+        let s = self.tail;
+        if s == NIL {
+            return None;
+        }
+        let lpn = self.lpn[s as usize];
+        self.remove(lpn);
+        Some(lpn)
+    }
+
     /// Drop `lpn` (trimmed); true if it was buffered.
     pub fn remove(&mut self, lpn: u64) -> bool {
         let Some(s) = self.slot_of.remove(&lpn) else { return false };
@@ -134,6 +145,8 @@ mod tests {
         assert_eq!(b.write(6), Buffered::Stored);
         assert_eq!(b.write(7), Buffered::Evicted(3));
         assert_eq!(b.len(), 3);
+        assert_eq!((b.pop_lru(), b.pop_lru(), b.pop_lru(), b.pop_lru()), (Some(5), Some(6), Some(7), None));
+        assert_eq!(b.write(8), Buffered::Stored);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use crate::timing::Timeline;
 use flashlab_config::{Settings, Source};
 use flashlab_ftl::{Ftl, FtlError, Mapping};
 use flashlab_trace::Request;
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt::Display;
@@ -47,7 +48,7 @@ pub(crate) struct Engine<'a> {
 
     pub(crate) gc_wait_ns_total: u64,
     pub(crate) gc_blocked_requests: u64,
-    pub(crate) s: &'a Settings,
+    pub(crate) s: Cow<'a, Settings>,
     pub(crate) ftl: Ftl,
     pub(crate) map: AddrMap,
     pub(crate) timeline: Option<Timeline>,
@@ -124,18 +125,14 @@ where
     I: Iterator<Item = Result<Request, E>>,
     E: Display,
 {
-    let mut e = Engine::new(s)?;
+    let mut e = Engine::new(Cow::Borrowed(s))?;
     if s.workload.prefill {
         e.prefill()?;
     }
     if let Some(pass) = first_pass.filter(|_| !s.workload.prefill) {
         e.prewritten_pages = e.prewrite_reads(pass)?;
     }
-    e.age()?;
-    e.ftl.set_record_ops(e.timeline.is_some());
-    if s.workload.warmup == 0 {
-        e.mark();
-    }
+    e.begin()?;
     // Look ahead a few requests so the FTL's table entries can be prefetched: the
     // mapping entry AHEAD requests early, the physical page's state three requests early.
     const AHEAD: usize = 12;
@@ -179,7 +176,28 @@ where
 }
 
 impl<'a> Engine<'a> {
-    fn new(s: &'a Settings) -> Result<Self, SimError> {
+    /// A fresh engine with the device prepared as configured (prefill, aging), measuring
+    /// from the start when there is no warm-up. Shared by [`run_observed`] and [`crate::Ssd`].
+    pub(crate) fn start(s: Cow<'a, Settings>) -> Result<Self, SimError> {
+        let mut e = Engine::new(s)?;
+        if e.s.workload.prefill {
+            e.prefill()?;
+        }
+        e.begin()?;
+        Ok(e)
+    }
+
+    /// After prefill (and pre-writing): aging, then recording and measuring as configured.
+    fn begin(&mut self) -> Result<(), SimError> {
+        self.age()?;
+        self.ftl.set_record_ops(self.timeline.is_some());
+        if self.s.workload.warmup == 0 {
+            self.mark();
+        }
+        Ok(())
+    }
+
+    fn new(s: Cow<'a, Settings>) -> Result<Self, SimError> {
         let (devices, device_count) = match &s.workload.source {
             Source::Trace(t) => (t.devices, t.device_count.max(1) as u64),
             Source::Synthetic(_) => (flashlab_config::DeviceMode::Fold, 1),
@@ -262,7 +280,7 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    fn mark(&mut self) {
+    pub(crate) fn mark(&mut self) {
         if let Some(t) = &mut self.timeline {
             t.flush();
         }

@@ -20,6 +20,7 @@ mod observe;
 mod prewrite;
 mod report;
 mod sched;
+mod ssd;
 
 mod result;
 pub mod timing;
@@ -27,6 +28,9 @@ pub mod timing;
 pub use addr::PageSpan;
 pub use engine::{run, run_observed, run_prewrite_observed, run_synthetic, run_synthetic_observed, SimError};
 pub use observe::{Observer, RequestRecord, RunEnd};
+pub use ssd::{Completion, Ssd};
+
+pub use flashlab_trace::Op;
 
 pub use flashlab_config::Settings;
 pub use result::RunResult;

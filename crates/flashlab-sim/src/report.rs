@@ -8,7 +8,7 @@ use flashlab_ftl::{analytic, Scheme, VictimPolicy};
 use flashlab_nand::{Cause, OpKind};
 
 impl Engine<'_> {
-    pub(crate) fn finish(self) -> RunResult {
+    pub(crate) fn finish(&self) -> RunResult {
         let mark = self.mark.as_ref().expect("measurement started");
         let nand = self.ftl.nand().counters().since(&mark.nand);
         let ftl = self.ftl.stats().since(&mark.ftl);

@@ -1,7 +1,7 @@
 use flashlab_config::{load, BusArbitration, TimingSettings};
 use flashlab_ftl::FlashOp;
 use flashlab_nand::{Cause, Geometry, OpKind};
-use flashlab_sim::{run, run_synthetic, timing::Timeline, RunResult, SimError};
+use flashlab_sim::{run, run_synthetic, timing::Timeline, RunResult, SimError, Ssd};
 use flashlab_trace::{Op, Request};
 
 mod timing;
@@ -486,6 +486,7 @@ fn run_end_agrees_with_the_flat_result() {
     flashlab_sim::run_synthetic_observed(&counting, &mut seen).unwrap();
     let end = seen.end.unwrap();
     assert!(end.read_latency_cdf.is_empty() && end.write_latency_cdf.is_empty());
+}
 
 /// `workload.prewrite_reads`: every page read before it is written gets written first
 /// (untimed, uncounted), so no read finds an unmapped page; what is measured otherwise
@@ -540,4 +541,80 @@ fn reordered_and_folded_requests_are_counted() {
     let r = run(&s, reqs.into_iter(), &mut |_| {}).unwrap();
     assert_eq!((r.reordered_requests, r.folded_requests, r.outlying_timestamps), (2, 1, 0));
     assert_eq!(r.skipped_lines, 0);
+}
+
+/// Feed a synthetic workload's requests through [`Ssd`] one by one, as `run_synthetic` would.
+fn through_ssd(s: &flashlab_sim::Settings) -> RunResult {
+    let gen = flashlab_sim::hotness::synthetic_requests(s).expect("a synthetic workload");
+    let mut ssd = Ssd::new(s.clone()).unwrap();
+    for (i, r) in gen.enumerate() {
+        let c = ssd.submit(r.op, r.offset_bytes, r.len_bytes, r.time_ns).unwrap();
+        assert_eq!(c.index, i as u64);
+        if let (Some(issue), Some(done)) = (c.issue_ns, c.done_ns) {
+            assert!(issue >= r.time_ns && done >= issue && c.latency_ns == Some(done - issue));
+        }
+    }
+    ssd.result()
+}
+
+#[test]
+fn ssd_handle_gives_the_same_result_as_a_run() {
+    let cases: [&[&str]; 4] = [
+        &[
+            "workload.requests=20000",
+            "workload.arrival=\"poisson\"",
+            "workload.interarrival_us=150",
+            "workload.read_fraction=0.3",
+            "workload.request_bytes_max=16384",
+        ],
+        &[
+            "workload.requests=20000",
+            "workload.arrival=\"fixed\"",
+            "workload.interarrival_us=80",
+            "workload.prefill=true",
+            "workload.aging_writes=3000",
+            "workload.warmup=2000",
+            "gc.victim=\"cost-benefit\"",
+        ],
+        &["workload.requests=20000", "timing.enabled=false", "workload.trim_fraction=0.1", "workload.prefill=true"],
+        &[
+            "workload.requests=20000",
+            "workload.arrival=\"fixed\"",
+            "workload.interarrival_us=50",
+            "buffer.bytes=262144",
+            "workload.pattern=\"zipf\"",
+        ],
+    ];
+    for sets in cases {
+        let s = settings(sets);
+        let run = run_synthetic(&s, &mut |_| {}).unwrap();
+        assert!(run.requests > 0);
+        assert_eq!(through_ssd(&s), run, "{sets:?}");
+    }
+}
+
+#[test]
+fn ssd_result_at_any_moment_and_flush() {
+    let s = settings(&["buffer.bytes=65536", "workload.warmup=10", "sim.strict=true", "sim.track_content=true"]);
+    let page = s.page_bytes();
+    let mut ssd = Ssd::new(s).unwrap();
+    assert_eq!(ssd.result().requests, 0);
+    for i in 0..10 {
+        ssd.submit(Op::Write, i * page, page, i * 1000).unwrap();
+    }
+    // Warm-up over: nothing measured yet, and asking did not disturb the measurement.
+    assert_eq!(ssd.result().requests, 0);
+    let c = ssd.submit(Op::Write, 0, 2 * page, 20_000).unwrap();
+    assert_eq!((c.index, c.pages), (10, 2));
+    let r = ssd.result();
+    assert_eq!((r.requests, r.write_requests, r.host_write_pages, r.buffer_write_hits), (1, 1, 2, 2));
+    let before = r.nand_program_pages;
+    let done = ssd.flush(30_000).unwrap().unwrap();
+    assert!(done > 30_000);
+    let r = ssd.result();
+    assert!(r.nand_program_pages > before && r.buffer_flush_pages >= 10, "{r:?}");
+    assert_eq!(ssd.flush(done).unwrap(), Some(done), "an empty buffer flushes at once");
+    let read = ssd.submit(Op::Read, 0, page, done).unwrap();
+    assert!(read.latency_ns.unwrap() > 0);
+    assert!(matches!(ssd.submit(Op::Read, 0, 0, done), Err(SimError::Source(_))));
 }
