@@ -2,7 +2,8 @@
 //!
 //! [`Ftl`] is the closed set of mapping schemes (`ftl.mapping`), all behind the one
 //! [`Mapping`] interface: page mapping ([`PageFtl`]), block mapping ([`BlockFtl`]),
-//! BAST with and without padding ([`BastFtl`]) and FAST ([`FastFtl`]); the
+//! BAST with and without padding ([`BastFtl`]), FAST ([`FastFtl`]) and DFTL
+//! ([`DftlFtl`]: page mapping with the map demand-paged from flash); the
 //! block-mapped schemes share a core of mapping units (superblocks) in `units.rs`.
 //! docs/mapping.md states every rule and its cost.
 //!
@@ -24,6 +25,8 @@ pub mod analytic;
 mod bast;
 mod block;
 mod check;
+mod cmt;
+mod dftl;
 mod error;
 mod ftl;
 mod gc;
@@ -39,6 +42,7 @@ mod wear;
 
 pub use bast::BastFtl;
 pub use block::BlockFtl;
+pub use dftl::DftlFtl;
 pub use error::FtlError;
 pub use fast::FastFtl;
 pub use mapping::{Ftl, Mapping};
