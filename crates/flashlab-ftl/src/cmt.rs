@@ -91,8 +91,16 @@ impl Cmt {
 
     fn unlink(&mut self, s: u32) {
         let (g, p, n) = (self.seg[s as usize] as usize, self.prev[s as usize], self.next[s as usize]);
-        if p == NIL { self.head[g] = n } else { self.next[p as usize] = n }
-        if n == NIL { self.tail[g] = p } else { self.prev[n as usize] = p }
+        if p == NIL {
+            self.head[g] = n
+        } else {
+            self.next[p as usize] = n
+        }
+        if n == NIL {
+            self.tail[g] = p
+        } else {
+            self.prev[n as usize] = p
+        }
         self.len[g] -= 1;
     }
 
@@ -101,7 +109,11 @@ impl Cmt {
         self.seg[s as usize] = g as u8;
         self.prev[s as usize] = NIL;
         self.next[s as usize] = h;
-        if h == NIL { self.tail[g] = s } else { self.prev[h as usize] = s }
+        if h == NIL {
+            self.tail[g] = s
+        } else {
+            self.prev[h as usize] = s
+        }
         self.head[g] = s;
         self.len[g] += 1;
     }
@@ -173,7 +185,11 @@ impl Cmt {
     fn clean_slot(&mut self, s: u32) {
         let t = (self.lpn[s as usize] / self.epp) as usize;
         let (p, n) = (self.dprev[s as usize], self.dnext[s as usize]);
-        if p == NIL { self.dirty_head[t] = n } else { self.dnext[p as usize] = n }
+        if p == NIL {
+            self.dirty_head[t] = n
+        } else {
+            self.dnext[p as usize] = n
+        }
         if n != NIL {
             self.dprev[n as usize] = p;
         }
@@ -230,7 +246,9 @@ impl Cmt {
         for t in 0..self.dirty_head.len() {
             let (mut s, mut prev) = (self.dirty_head[t], NIL);
             while s != NIL {
-                let ok = self.dirty[s as usize] && self.dprev[s as usize] == prev && self.lpn[s as usize] / self.epp == t as u32;
+                let ok = self.dirty[s as usize]
+                    && self.dprev[s as usize] == prev
+                    && self.lpn[s as usize] / self.epp == t as u32;
                 if !ok {
                     return Err(format!("CMT: dirty list of translation page {t} broken at slot {s}"));
                 }

@@ -349,7 +349,11 @@ impl DftlFtl {
         }
         let roles = self.d.role.iter().filter(|&&r| r == Role::Translation).count();
         if roles != self.t_blocks.len() || self.t_blocks.len() > self.t_limit {
-            return Err(format!("{roles} translation-role blocks, {} listed (limit {})", self.t_blocks.len(), self.t_limit));
+            return Err(format!(
+                "{roles} translation-role blocks, {} listed (limit {})",
+                self.t_blocks.len(),
+                self.t_limit
+            ));
         }
         for &b in &self.t_blocks {
             let first = self.d.nand.first_page(b);

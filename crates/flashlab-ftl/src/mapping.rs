@@ -8,7 +8,9 @@
 //! immediately followed by the program of the same cause (the engine schedules such a
 //! pair as one migration, by copyback where allowed).
 
-use crate::{BastFtl, BlockFtl, DftlFtl, FastFtl, FlashOp, FtlError, FtlSettings, FtlStats, GcStep, PageFtl, ReadOutcome, Scheme};
+use crate::{
+    BastFtl, BlockFtl, DftlFtl, FastFtl, FlashOp, FtlError, FtlSettings, FtlStats, GcStep, PageFtl, ReadOutcome, Scheme,
+};
 use flashlab_nand::{Geometry, Nand};
 
 /// The narrow interface of a mapping scheme.

@@ -8,6 +8,9 @@ use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::HashMap;
 
+#[path = "ftl/dftl.rs"]
+mod dftl;
+
 fn geo(planes_per_die: u32, blocks: u32, ppb: u32) -> Geometry {
     Geometry {
         channels: 2,
