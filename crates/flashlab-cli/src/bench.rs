@@ -14,12 +14,14 @@ struct BenchRow {
     requests_per_s: f64,
     waf: Option<f64>,
     state_bytes_per_physical_page: f64,
+    /// RAM the mapping scheme's tables would need in a controller.
+    mapping_ram_bytes: Option<u64>,
     peak_rss_bytes: Option<u64>,
 }
 
 struct Case {
-    name: &'static str,
-    description: &'static str,
+    name: String,
+    description: String,
     sets: Vec<String>,
     /// Replay the workload as an in-memory SSDsim trace (generated untimed, parsed timed).
     as_trace: bool,
@@ -46,9 +48,39 @@ fn cases(quick: bool) -> Vec<Case> {
     );
     let split = |s: String| s.split_whitespace().map(String::from).collect();
     vec![
-        Case { name: "counting-wasim", description: "counting mode, 1 plane x 8192 blocks x 64 pages, spare 0.1, greedy, prefill + 15 x logical capacity uniform writes (wasim.c's work)", sets: split(counting), as_trace: false },
-        Case { name: "timed-ssdsim-trace", description: "timing on, 8x2x2x2 x 128 blocks x 64 pages x 4 KiB, spare 0.07, prefilled, an SSDsim-format trace of 1M 4 KiB writes uniform over 90 % of the space, one every 100 us (parsing included)", sets: split(timed), as_trace: true },
+        Case { name: "counting-wasim".into(), description: "counting mode, 1 plane x 8192 blocks x 64 pages, spare 0.1, greedy, prefill + 15 x logical capacity uniform writes (wasim.c's work)".into(), sets: split(counting), as_trace: false },
+        Case { name: "timed-ssdsim-trace".into(), description: "timing on, 8x2x2x2 x 128 blocks x 64 pages x 4 KiB, spare 0.07, prefilled, an SSDsim-format trace of 1M 4 KiB writes uniform over 90 % of the space, one every 100 us (parsing included)".into(), sets: split(timed), as_trace: true },
     ]
+    .into_iter()
+    .chain(mapping_cases(scale))
+    .collect()
+}
+
+/// Issue 14: 1 M random and 1 M sequential 4 KiB writes per mapping scheme, counting and
+/// timed, on a prefilled 8x2x2x2 x 128 blocks x 64 pages x 4 KiB device (spare 0.07).
+fn mapping_cases(scale: u64) -> impl Iterator<Item = Case> {
+    let device = "device.channels=8 device.chips_per_channel=2 device.dies_per_chip=2 device.planes_per_die=2 \
+                  device.blocks_per_plane=128 device.pages_per_block=64 device.page_bytes=4096 device.spare_factor=0.07 \
+                  workload.prefill=true workload.arrival=fixed workload.interarrival_us=100";
+    let schemes = ["page", "block", "bast", "bast-padding", "fast"];
+    let patterns = [("random", "uniform"), ("seq", "sequential")];
+    let modes = [("counting", "false"), ("timed", "true")];
+    schemes.into_iter().flat_map(move |m| {
+        patterns.into_iter().flat_map(move |(pn, p)| {
+            modes.into_iter().map(move |(mn, t)| {
+                let sets = format!(
+                    "{device} ftl.mapping=\"{m}\" workload.pattern={p} timing.enabled={t} workload.requests={}",
+                    1_000_000 / scale
+                );
+                Case {
+                    name: format!("map-{m}-{pn}-{mn}"),
+                    description: format!("ftl.mapping = {m}, 1M {p} 4 KiB writes, {mn}, 8x2x2x2 x 128 x 64 x 4 KiB, spare 0.07, prefilled"),
+                    sets: sets.split_whitespace().map(String::from).collect(),
+                    as_trace: false,
+                }
+            })
+        })
+    })
 }
 
 pub fn bench(json: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {
@@ -61,13 +93,14 @@ pub fn bench(json: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {
             run_timed(|| flashlab_sim::run_synthetic(&s, &mut |_| {}))?
         };
         rows.push(BenchRow {
-            name: c.name.into(),
-            description: c.description.into(),
+            name: c.name,
+            description: c.description,
             requests: r.requests,
             wall_time_s: wall,
             requests_per_s: r.requests as f64 / wall,
             waf: r.waf,
             state_bytes_per_physical_page: r.memory_bytes as f64 / r.physical_pages as f64,
+            mapping_ram_bytes: r.mapping_ram_bytes,
             peak_rss_bytes: peak_rss(),
         });
     }
@@ -79,6 +112,7 @@ pub fn bench(json: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {
             ("  requests/s", format!("{:.0}", r.requests_per_s)),
             ("  WAF", r.waf.map_or("-".into(), |w| format!("{w:.4}"))),
             ("  state bytes/physical page", format!("{:.2}", r.state_bytes_per_physical_page)),
+            ("  mapping RAM bytes", r.mapping_ram_bytes.map_or("-".into(), |b| b.to_string())),
             ("  peak RSS so far MiB", r.peak_rss_bytes.map_or("-".into(), |b| format!("{:.1}", b as f64 / 1048576.0))),
         ]);
     }

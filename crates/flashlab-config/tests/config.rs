@@ -162,3 +162,41 @@ fn flashfs_campaign_section() {
     let e = err("[flashfs]\nevery_k_op = 7\n", &[]);
     assert!(e.contains("my.toml:2: unknown key `flashfs.every_k_op`; nearest valid: flashfs.every_k_ops"), "{e}");
 }
+
+#[test]
+fn mapping_keys_are_validated_with_one_line_errors() {
+    let e = err("", &["ftl.mapping=\"hybrid\""]);
+    assert!(e.contains("ftl.mapping") && e.contains("page, block, bast, bast-padding, fast"), "{e}");
+    assert!(err("", &["ftl.mapping=\"bast\"", "ftl.log_blocks=0"]).starts_with("ftl.log_blocks = 0"));
+    let e = err("", &["ftl.mapping=\"fast\"", "ftl.log_blocks=100000"]);
+    assert!(e.starts_with("ftl.log_blocks = 100000") && e.contains("spare mapping units"), "{e}");
+    assert!(err("", &["ftl.map_cache_entries=0"]).starts_with("ftl.map_cache_entries = 0"));
+    assert!(err("", &["ftl.dftl_variant=\"x\""]).contains("paper, flashsim-c, flashsim-cpp, wiscsim"));
+    assert!(err("", &["ftl.log_victim=\"oldest\""]).contains("lru, fifo, random"));
+    let three_planes = ["device.channels=1", "device.chips_per_channel=1", "device.dies_per_chip=1", "device.planes_per_die=3"];
+    let e = err("", &[&three_planes[..], &["ftl.mapping=\"bast\"", "ftl.superblock_blocks=2"]].concat());
+    assert!(e.starts_with("ftl.superblock_blocks = 2") && e.contains("does not divide"), "{e}");
+    assert!(err("", &["ftl.superblock_blocks=3"]).contains("expected 1, 2, 4 or 8"));
+    let e = err("", &["ftl.mapping=\"fast\"", "ftl.fast_seq_log_blocks=64"]);
+    assert!(e.starts_with("ftl.fast_seq_log_blocks = 64"), "{e}");
+    for e in [err("", &["ftl.mapping=\"bast\"", "ftl.log_blocks=0"]), err("", &["ftl.map_cache_entries=0"])] {
+        assert_eq!(e.lines().count(), 1);
+    }
+}
+
+#[test]
+fn settings_that_cannot_apply_warn_by_key() {
+    let sets = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let (raw, _) = load("", "x", &sets(&["ftl.mapping=\"bast\"", "gc.victim=\"fifo\""])).unwrap();
+    assert_eq!(raw.warnings(), ["warning: gc.victim = \"fifo\" does not apply to ftl.mapping = \"bast\" and is ignored"]);
+    let (raw, _) = load("", "x", &sets(&["ftl.log_blocks=8", "ftl.superblock_blocks=2"])).unwrap();
+    let w = raw.warnings();
+    assert!(w.len() == 2 && w[0].contains("ftl.log_blocks") && w[1].contains("ftl.superblock_blocks"), "{w:?}");
+    // The default configuration with any mapping: no warning, and it resolves.
+    for m in ["page", "block", "bast", "bast-padding", "fast"] {
+        let text = default_toml().replace("mapping = \"page\"", &format!("mapping = \"{m}\""));
+        let (raw, s) = load(&text, "default.toml", &[]).unwrap();
+        assert!(raw.warnings().is_empty(), "{m}: {:?}", raw.warnings());
+        assert_eq!(s.ftl.mapping.scheme.name(), m);
+    }
+}

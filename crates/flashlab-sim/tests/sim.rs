@@ -4,6 +4,9 @@ use flashlab_nand::{Cause, Geometry, OpKind};
 use flashlab_sim::{run, run_synthetic, timing::Timeline, RunResult, SimError};
 use flashlab_trace::{Op, Request};
 
+#[path = "sim/mapping.rs"]
+mod mapping;
+
 fn settings(sets: &[&str]) -> flashlab_sim::Settings {
     let mut all = vec![
         "device.channels=2",

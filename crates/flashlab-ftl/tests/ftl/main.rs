@@ -1,4 +1,6 @@
-//! Integration tests of the page-mapped FTL.
+//! Integration tests of the FTLs: the page-mapped FTL here, the other mapping schemes in `mapping`.
+
+mod mapping;
 
 use flashlab_ftl::analytic;
 use flashlab_ftl::*;

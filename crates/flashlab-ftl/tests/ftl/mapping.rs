@@ -1,0 +1,303 @@
+//! The block-mapped schemes (block, bast, bast-padding, fast) through the `Mapping`
+//! interface: exact merge costs on hand-built sequences (docs/mapping.md), seed 004's
+//! padding pattern, and a model-based test per scheme.
+
+use flashlab_ftl::*;
+use flashlab_nand::{Cause, Geometry, OpCounters, OpKind};
+use proptest::prelude::*;
+use std::collections::HashMap;
+
+/// One channel, chip and die with `planes` planes of 16 blocks of `ppb` pages.
+fn geo(planes: u32, ppb: u32) -> Geometry {
+    Geometry {
+        channels: 1,
+        chips_per_channel: 1,
+        dies_per_chip: 1,
+        planes_per_die: planes,
+        blocks_per_plane: 16,
+        pages_per_block: ppb,
+        page_bytes: 2048,
+    }
+}
+
+/// A scheme over `geo(planes, ppb)` with 8 logical units of `sb` blocks each.
+fn ftl(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32) -> Ftl {
+    let g = geo(planes, ppb);
+    let s = FtlSettings {
+        logical_pages: 8 * (sb * ppb) as u64,
+        free_blocks_min: 2,
+        victim: VictimPolicy::Greedy,
+        stripe: StripeOrder::default(),
+        separate_gc_frontier: true,
+        host_streams: 1,
+        gc_streams: 1,
+        trigger: Trigger::Threshold,
+        background_max_valid: 1.0,
+        placement: None,
+        wear: WearLevelling::default(),
+        strict: true,
+        track_content: true,
+        seed: 3,
+        mapping: MappingSettings { scheme, log_blocks, superblock_blocks: sb, ..MappingSettings::default() },
+    };
+    Ftl::new(g, s).unwrap()
+}
+
+fn write_all(f: &mut Ftl, lpns: impl IntoIterator<Item = u64>) {
+    lpns.into_iter().for_each(|l| f.write(l).unwrap());
+}
+
+/// (reads, programs, erases) since `then`, and programs of `cause`.
+fn delta(f: &Ftl, then: &OpCounters) -> (u64, u64, u64) {
+    let d = f.nand().counters().since(then);
+    (d.total(OpKind::Read), d.total(OpKind::Program), d.total(OpKind::Erase))
+}
+
+fn merges(f: &Ftl) -> (u64, u64, u64) {
+    let s = f.stats();
+    (s.merges_switch, s.merges_partial, s.merges_full)
+}
+
+/// Check 1: sequential whole-unit overwrites under bast and fast only switch-merge,
+/// WAF exactly 1.0, one unit erase per overwritten unit (superblocks too).
+#[test]
+fn sequential_overwrites_only_switch() {
+    for scheme in [Scheme::Bast, Scheme::BastPadding, Scheme::Fast] {
+        for (planes, sb) in [(1, 1), (4, 4), (4, 2)] {
+            let mut f = ftl(scheme, planes, 4, sb, 3);
+            let n = f.settings().logical_pages;
+            for _ in 0..3 {
+                write_all(&mut f, 0..n);
+            }
+            let c = f.nand().counters();
+            assert_eq!(c.total(OpKind::Program), 3 * n, "{scheme:?} sb {sb}: WAF 1.0");
+            assert_eq!(c.total(OpKind::Read), 0);
+            assert_eq!(merges(&f), (16, 0, 0), "{scheme:?} sb {sb}: two overwrites of 8 units");
+            assert_eq!(c.total(OpKind::Erase), 16 * sb as u64, "{scheme:?}: one unit erase per switch");
+            f.check_invariants().unwrap();
+        }
+    }
+}
+
+/// Check 2, BAST: switch, partial and full merges cost exactly their formulas.
+#[test]
+fn bast_merge_costs() {
+    // Partial: the log of unit 0 holds offsets 0, 1 in order; reclaiming it (pool of
+    // one) copies offsets 2, 3 from the data unit and erases it: 2 reads, 2 programs, 1 erase.
+    let mut f = ftl(Scheme::Bast, 1, 4, 1, 1);
+    write_all(&mut f, 0..8);
+    write_all(&mut f, [0, 1]);
+    let then = *f.nand().counters();
+    f.write(4).unwrap(); // unit 1 needs the only log block
+    assert_eq!(delta(&f, &then), (2, 2 + 1, 1));
+    assert_eq!(merges(&f), (0, 1, 0));
+    assert_eq!(f.stats().merge_copied_pages, 2);
+
+    // Full: the log holds offsets 1, 0 (out of order): a free unit receives the newest
+    // copy of all 4 pages; data and log are erased: 4 reads, 4 programs, 2 erases.
+    let mut f = ftl(Scheme::Bast, 1, 4, 1, 1);
+    write_all(&mut f, 0..8);
+    write_all(&mut f, [1, 0]);
+    let then = *f.nand().counters();
+    f.write(4).unwrap();
+    assert_eq!(delta(&f, &then), (4, 4 + 1, 2));
+    assert_eq!(merges(&f), (0, 0, 1));
+
+    // Full at once when the log fills out of order (offsets 1, 0, 2, 3).
+    let mut f = ftl(Scheme::Bast, 1, 4, 1, 1);
+    write_all(&mut f, 0..4);
+    let then = *f.nand().counters();
+    write_all(&mut f, [1, 0, 2, 3]);
+    assert_eq!(delta(&f, &then), (4, 4 + 4, 2));
+    assert_eq!(merges(&f), (0, 0, 1));
+
+    // Switch: the log fills in order: no copy, the data unit is erased.
+    let mut f = ftl(Scheme::Bast, 1, 4, 1, 1);
+    write_all(&mut f, 0..4);
+    let then = *f.nand().counters();
+    write_all(&mut f, 0..4);
+    assert_eq!(delta(&f, &then), (0, 4, 1));
+    assert_eq!(merges(&f), (1, 0, 0));
+}
+
+/// Check 2, superblocks: a full merge of a 4-block unit erases the programmed blocks
+/// of both units and copies every valid page.
+#[test]
+fn superblock_full_merge_cost() {
+    let mut f = ftl(Scheme::Bast, 4, 4, 4, 1);
+    write_all(&mut f, 0..32);
+    write_all(&mut f, [5, 3]);
+    let then = *f.nand().counters();
+    f.write(16).unwrap();
+    // 16 valid pages copied; the data unit's 4 blocks and the log's 2 programmed blocks erased.
+    assert_eq!(delta(&f, &then), (16, 16 + 1, 4 + 2));
+    assert_eq!(merges(&f), (0, 0, 1));
+}
+
+/// Check 2, FAST: reclaiming the full random log block full-merges every unit with a
+/// valid page in it (Σ v_i reads and programs), erasing those data units and the log block.
+#[test]
+fn fast_merge_costs() {
+    let mut f = ftl(Scheme::Fast, 1, 4, 1, 2); // 1 sequential + 1 random log block
+    write_all(&mut f, 0..8);
+    write_all(&mut f, [1, 6, 3, 5]); // the random log block is full
+    let then = *f.nand().counters();
+    f.write(2).unwrap();
+    assert_eq!(delta(&f, &then), (8, 8 + 1, 3));
+    assert_eq!(merges(&f), (0, 0, 2));
+
+    // Sequential log: offset 0 starts it, 1 continues; a new offset 0 elsewhere
+    // reclaims it by a partial merge (copies 2, 3; erases the data unit).
+    let mut f = ftl(Scheme::Fast, 1, 4, 1, 2);
+    write_all(&mut f, 0..8);
+    write_all(&mut f, [0, 1]);
+    let then = *f.nand().counters();
+    f.write(4).unwrap();
+    assert_eq!(delta(&f, &then), (2, 2 + 1, 1));
+    assert_eq!(merges(&f), (0, 1, 0));
+}
+
+/// Check 2, block mapping: rewriting a page copies the unit's other valid pages.
+#[test]
+fn block_rewrite_cost() {
+    let mut f = ftl(Scheme::Block, 1, 4, 1, 1);
+    write_all(&mut f, [0, 2, 3]);
+    let then = *f.nand().counters();
+    f.write(2).unwrap();
+    assert_eq!(delta(&f, &then), (2, 2 + 1, 1));
+    assert_eq!(merges(&f), (0, 0, 1));
+    // Offset 1 was skipped (written after 0 and before 2 never): writing it now rewrites.
+    f.write(1).unwrap();
+    assert_eq!(f.stats().merge_copied_pages, 2 + 3);
+}
+
+/// Check 3: seed 004's pattern — update page p, then p+1..N−1 in order — full-merges
+/// under bast and switch-merges under bast-padding, which copies pages 0..p−1.
+#[test]
+fn padding_turns_full_merges_into_switches() {
+    let p = 3u64;
+    let mut counts = Vec::new();
+    for scheme in [Scheme::Bast, Scheme::BastPadding] {
+        let mut f = ftl(scheme, 1, 8, 1, 2);
+        write_all(&mut f, 0..64);
+        for unit in 0..8u64 {
+            write_all(&mut f, (p..8).map(|o| unit * 8 + o));
+        }
+        // The last unit's log is still open under bast; reclaim it by two more units.
+        write_all(&mut f, [1, 9]);
+        counts.push((merges(&f), f.stats().padding_pages, f.nand().counters().get(OpKind::Program, Cause::Padding)));
+        f.check_invariants().unwrap();
+    }
+    let (bast, padded) = (counts[0], counts[1]);
+    assert_eq!(bast.0 .0, 0, "bast: no switch merge on this pattern");
+    assert!(bast.0 .2 >= 8, "bast: every updated unit full-merged: {bast:?}");
+    assert_eq!(padded.0, (8, 0, 0), "bast-padding: every updated unit switch-merged (then logs of units 0, 1 open)");
+    assert_eq!((padded.1, padded.2), (8 * p + 2 * 1, 8 * p + 2 * 1), "p pages padded per unit, 1 for each of the last two");
+}
+
+/// Check 3: once a padded page is written again, the log block is out of order and
+/// is no longer padded.
+#[test]
+fn rewriting_a_padded_page_stops_padding() {
+    let mut f = ftl(Scheme::BastPadding, 1, 8, 1, 2);
+    write_all(&mut f, 0..8);
+    f.write(2).unwrap(); // pads 0, 1
+    assert_eq!(f.stats().padding_pages, 2);
+    f.write(0).unwrap(); // a padded page again: out of order
+    f.write(6).unwrap(); // would have padded 3..5
+    assert_eq!(f.stats().padding_pages, 2);
+    f.write(7).unwrap();
+    f.write(4).unwrap(); // log: 0 1 2 0 6 7 4 … not in order
+    f.write(5).unwrap(); // full: a full merge
+    assert_eq!(merges(&f), (0, 0, 1));
+}
+
+/// A whole trimmed unit is reclaimed without copies.
+#[test]
+fn trimmed_units_are_reclaimed() {
+    for scheme in [Scheme::Block, Scheme::Bast, Scheme::Fast] {
+        let mut f = ftl(scheme, 1, 4, 1, 2);
+        write_all(&mut f, 0..8);
+        write_all(&mut f, [1, 0]);
+        let then = *f.nand().counters();
+        (0..4).for_each(|l| f.trim(l).unwrap());
+        let (r, p, e) = delta(&f, &then);
+        assert_eq!((r, p), (0, 0), "{scheme:?}");
+        assert!(e >= 1, "{scheme:?}: the data unit is erased");
+        assert_eq!(f.read(2).unwrap(), ReadOutcome::Unmapped);
+        f.check_invariants().unwrap();
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Write(u64),
+    Read(u64),
+    Trim(u64),
+}
+
+fn ops() -> impl Strategy<Value = Vec<Op>> {
+    let op = prop_oneof![
+        6 => (0u64..1 << 20).prop_map(Op::Write),
+        2 => (0u64..1 << 20).prop_map(Op::Read),
+        1 => (0u64..1 << 20).prop_map(Op::Trim),
+    ];
+    proptest::collection::vec(op, 1..1500)
+}
+
+fn schemes() -> impl Strategy<Value = Scheme> {
+    prop_oneof![Just(Scheme::Block), Just(Scheme::Bast), Just(Scheme::BastPadding), Just(Scheme::Fast)]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Check 5, model-based: a read returns the tag of the last write, nothing after a
+    /// trim; strict invariants (every valid physical page mapped exactly once) hold
+    /// throughout and at the end; programs by cause add up.
+    #[test]
+    fn reads_return_last_write(scheme in schemes(), sb in prop_oneof![Just(1u32), Just(2)], logs in 2u32..5,
+                               narrow in any::<bool>(), ops in ops()) {
+        let mut f = ftl(scheme, 2, 4, sb, logs);
+        // Narrow: a few units, so that logs and merges meet often.
+        let logical = if narrow { 3 * (4 * sb) as u64 } else { f.settings().logical_pages };
+        let mut model: HashMap<u64, u32> = HashMap::new();
+        for op in ops {
+            match op {
+                Op::Write(l) => { let l = l % logical; f.write(l).unwrap(); model.insert(l, f.last_tag()); }
+                Op::Trim(l) => { let l = l % logical; f.trim(l).unwrap(); model.remove(&l); }
+                Op::Read(l) => {
+                    let l = l % logical;
+                    match (f.read(l).unwrap(), model.get(&l)) {
+                        (ReadOutcome::Unmapped, None) => {}
+                        (ReadOutcome::Mapped { tag, .. }, Some(&t)) => prop_assert_eq!(tag, Some(t)),
+                        (got, want) => prop_assert!(false, "lpn {}: got {:?}, model {:?}", l, got, want),
+                    }
+                }
+            }
+        }
+        f.check_invariants().unwrap();
+        let c = f.nand().counters();
+        let s = f.stats();
+        prop_assert_eq!(c.get(OpKind::Program, Cause::Host), s.host_write_pages);
+        prop_assert_eq!(c.get(OpKind::Program, Cause::Merge), s.merge_copied_pages);
+        prop_assert_eq!(c.get(OpKind::Program, Cause::Padding), s.padding_pages);
+        prop_assert_eq!(c.total(OpKind::Program), s.host_write_pages + s.merge_copied_pages + s.padding_pages);
+    }
+}
+
+/// Check 6: the hand-worked trace of docs/mapping.md (FlashSim-style rules on paper)
+/// gives the same merge counts and NAND totals in the simulator.
+#[test]
+fn docs_trace_agrees_with_the_hand_count() {
+    let trace = [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 5, 4, 8, 9, 10, 11, 9, 0, 1, 12, 12, 16, 16];
+    // (scheme, log blocks, (switch, partial, full), copies, (reads, programs, erases))
+    let expect = [(Scheme::Bast, 2, (1, 1, 2), 10, (10, 35, 6)), (Scheme::Fast, 2, (1, 3, 0), 5, (5, 30, 4))];
+    for (scheme, logs, m, copies, nand) in expect {
+        let mut f = ftl(scheme, 1, 4, 1, logs);
+        write_all(&mut f, trace);
+        assert_eq!(merges(&f), m, "{scheme:?}");
+        assert_eq!(f.stats().merge_copied_pages, copies, "{scheme:?}");
+        assert_eq!(delta(&f, &OpCounters::default()), nand, "{scheme:?}");
+    }
+}
