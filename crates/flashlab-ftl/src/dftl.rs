@@ -5,9 +5,9 @@
 //!
 //! Data blocks are a wrapped [`PageFtl`]: its allocation, GC victim, trigger, placement
 //! and wear-levelling policies apply unchanged. Translation pages live in translation
-//! blocks taken on demand from the same per-plane free pools (the plane with the most
-//! free blocks; data GC first frees one more than its reserve if none has that) and
-//! returned to them when erased. A translation block has role `Translation`: never in
+//! blocks taken on demand from the same per-plane free pools (the plane with the fewest
+//! translation blocks, so each plane keeps room for its striped share of the data; data GC
+//! first frees one more than the plane's reserve if needed) and returned to them when erased. A translation block has role `Translation`: never in
 //! the data GC's candidate index, and the translation GC only looks at its own blocks.
 //!
 //! Rules (paper §3; `ftl.dftl_variant` selects the reference implementation's variant,
@@ -23,10 +23,10 @@
 //!   otherwise its translation page is rewritten, once per page for all of a batch's
 //!   moved entries that share it.
 //! - Translation GC: when a new translation block brings their number above
-//!   ⌈translation pages / pages per block⌉ + 1, the translation block with the fewest
-//!   valid pages (greedy) is copied into the new block and erased (copies and erase are
-//!   map traffic, `Cause::Mapping`). With that bound the victim always has a free page
-//!   fewer than a block's, so the copies fit.
+//!   2·⌈translation pages / pages per block⌉ + 1 (at most half of their pages valid), the
+//!   translation block with the fewest valid pages (greedy) is copied into the new block
+//!   and erased (copies and erase are map traffic, `Cause::Mapping`). With that bound the
+//!   victim has fewer valid pages than a block holds, so the copies fit.
 
 use crate::cmt::Cmt;
 use crate::ftl::{Role, NO_BLOCK};
@@ -48,6 +48,8 @@ pub struct DftlFtl {
     t_open: u32,
     t_blocks: Vec<u32>,
     t_limit: usize,
+    /// Translation blocks per plane.
+    t_count: Vec<u32>,
     moved: Vec<u32>,
     batch: Vec<u32>,
     strict_ops: u64,
@@ -61,19 +63,22 @@ impl DftlFtl {
         let epp = (geo.page_bytes / m.map_entry_bytes.max(1)).max(1) as u64;
         let tpages = s.logical_pages.div_ceil(epp);
         let ppb = geo.pages_per_block as u64;
-        let t_limit = tpages.div_ceil(ppb) as usize + 1;
-        let data_blocks = s.logical_pages.div_ceil(ppb);
+        let t_limit = 2 * tpages.div_ceil(ppb) as usize + 1;
+        let planes = geo.planes() as u64;
+        // Per plane: its share of the data, GC's reserve and frontiers, its share of the
+        // translation blocks (spread evenly: see `pool_block`).
+        let data = s.logical_pages.div_ceil(planes * ppb);
         let per_plane = s.free_blocks_min as u64 + s.host_streams as u64 + s.gc_streams as u64 + 1;
-        let need = data_blocks + geo.planes() as u64 * per_plane + t_limit as u64 + 1;
-        if need > geo.blocks() as u64 {
+        let need = data + per_plane + (t_limit as u64 + 1).div_ceil(planes);
+        if need > geo.blocks_per_plane as u64 {
             return Err(FtlError::Mapping(format!(
                 "ftl.mapping = \"dftl\": {} translation pages need up to {} translation blocks, which the spare \
-                 blocks cannot hold beside GC's reserve ({} blocks needed, {} exist); raise device.spare_factor \
-                 or lower ftl.map_entry_bytes",
+                 blocks cannot hold beside GC's reserve ({} blocks per plane needed, {} exist); raise \
+                 device.spare_factor or lower ftl.map_entry_bytes",
                 tpages,
                 t_limit + 1,
                 need,
-                geo.blocks()
+                geo.blocks_per_plane
             )));
         }
         let capacity = m.map_cache_entries.clamp(1, s.logical_pages.max(1)) as u32;
@@ -93,6 +98,7 @@ impl DftlFtl {
             t_open: NO_BLOCK,
             t_blocks: Vec::new(),
             t_limit,
+            t_count: vec![0; planes as usize],
             moved: Vec::new(),
             batch: Vec::new(),
             strict_ops: 0,
@@ -227,10 +233,13 @@ impl DftlFtl {
         Ok(())
     }
 
-    /// A free block from the plane with the most (data GC first frees one beyond its reserve).
+    /// A free block from the plane with the fewest translation blocks (then the most free
+    /// blocks), so that no plane holds more than its share of them; data GC first frees
+    /// one beyond the plane's reserve if needed.
     fn pool_block(&mut self) -> Result<u32, FtlError> {
         let planes = self.d.geo.planes();
-        let plane = (0..planes).max_by_key(|&p| (self.d.free[p as usize].len(), std::cmp::Reverse(p))).unwrap_or(0);
+        let key = |p: u32| (self.t_count[p as usize], std::cmp::Reverse(self.d.free[p as usize].len()), p);
+        let plane = (0..planes).min_by_key(|&p| key(p)).unwrap_or(0);
         let reserve = self.d.gc_reserve();
         let mut runs = 0;
         while self.d.free[plane as usize].len() <= reserve {
@@ -240,7 +249,9 @@ impl DftlFtl {
                 return Err(FtlError::NoSpace { plane });
             }
         }
-        self.d.take_free_block(plane, false).ok_or(FtlError::NoSpace { plane })
+        let b = self.d.take_free_block(plane, false).ok_or(FtlError::NoSpace { plane })?;
+        self.t_count[plane as usize] += 1;
+        Ok(b)
     }
 
     /// Greedy translation GC: copy the valid pages of the translation block with the fewest
@@ -268,6 +279,7 @@ impl DftlFtl {
             self.t_program(t as u64);
         }
         let plane = self.d.nand.plane_of_block(victim);
+        self.t_count[plane as usize] -= 1;
         self.d.erase_free(plane, victim, Cause::Mapping);
     }
 
@@ -346,6 +358,10 @@ impl DftlFtl {
             if !ok {
                 return Err(format!("GTD: translation page {t} at page {page}, which is not its valid copy"));
             }
+        }
+        let per_plane = |p: u32| self.t_blocks.iter().filter(|&&b| self.d.nand.plane_of_block(b) == p).count();
+        if let Some(p) = (0..self.d.geo.planes()).find(|&p| per_plane(p) != self.t_count[p as usize] as usize) {
+            return Err(format!("plane {p}: {} translation blocks counted, {} listed", self.t_count[p as usize], per_plane(p)));
         }
         let roles = self.d.role.iter().filter(|&&r| r == Role::Translation).count();
         if roles != self.t_blocks.len() || self.t_blocks.len() > self.t_limit {

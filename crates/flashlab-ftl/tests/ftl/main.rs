@@ -1,5 +1,6 @@
-//! Integration tests of the FTLs: the page-mapped FTL here, the other mapping schemes in `mapping`.
+//! Integration tests of the FTLs: the page-mapped FTL here, the other mapping schemes in `mapping`, DFTL in `dftl`.
 
+mod dftl;
 mod mapping;
 
 use flashlab_ftl::analytic;
@@ -9,9 +10,6 @@ use proptest::prelude::*;
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::HashMap;
-
-#[path = "ftl/dftl.rs"]
-mod dftl;
 
 fn geo(planes_per_die: u32, blocks: u32, ppb: u32) -> Geometry {
     Geometry {
