@@ -41,7 +41,8 @@ pub struct DftlFtl {
     epp: u64,
     /// GTD: per translation page, its valid physical copy (NO_PAGE: never written).
     gtd: Vec<u32>,
-    /// Per logical page: the entry its translation page's valid copy holds.
+    /// Per logical page: the entry its translation page's valid copy holds. Kept in
+    /// strict mode only (for the checks; nothing else depends on it), else empty.
     flash_map: Vec<u32>,
     cmt: Cmt,
     /// Translation frontier block and every translation block (frontier included).
@@ -51,7 +52,13 @@ pub struct DftlFtl {
     /// Translation blocks per plane.
     t_count: Vec<u32>,
     moved: Vec<u32>,
-    batch: Vec<u32>,
+    /// Translation pages the moved pages of one batch touch, in order of first touch, and
+    /// per translation page the batch that last touched it.
+    touched: Vec<u32>,
+    /// Moved pages whose entry is cached (a reused buffer).
+    cached: Vec<u32>,
+    stamp: Vec<u32>,
+    epoch: u32,
     strict_ops: u64,
 }
 
@@ -85,7 +92,7 @@ impl DftlFtl {
         let segmented = matches!(m.dftl_variant, DftlVariant::Paper | DftlVariant::FlashsimC);
         let cmt = Cmt::new(s.logical_pages, capacity, epp as u32, segmented);
         let variant = m.dftl_variant;
-        let logical = s.logical_pages as usize;
+        let (logical, strict) = (s.logical_pages as usize, s.strict);
         let mut d = PageFtl::new(geo, s);
         d.moved = Some(Vec::new());
         Ok(DftlFtl {
@@ -93,14 +100,17 @@ impl DftlFtl {
             variant,
             epp,
             gtd: vec![NO_PAGE; tpages as usize],
-            flash_map: vec![NO_PAGE; logical],
+            flash_map: if strict { vec![NO_PAGE; logical] } else { Vec::new() },
             cmt,
             t_open: NO_BLOCK,
             t_blocks: Vec::new(),
             t_limit,
             t_count: vec![0; planes as usize],
             moved: Vec::new(),
-            batch: Vec::new(),
+            touched: Vec::new(),
+            cached: Vec::new(),
+            stamp: vec![0; tpages as usize],
+            epoch: 0,
             strict_ops: 0,
         })
     }
@@ -184,12 +194,23 @@ impl DftlFtl {
     /// Write evicted dirty entry `v` back to its translation page (with the batch update).
     fn write_back(&mut self, v: u64) -> Result<(), FtlError> {
         let t = v / self.epp;
-        self.flash_map[v as usize] = self.d.l2p[v as usize];
+        self.set_flash(v);
         if self.variant != DftlVariant::FlashsimC {
-            let (fm, l2p) = (&mut self.flash_map, &self.d.l2p);
-            self.cmt.clean_page(t, |l| fm[l as usize] = l2p[l as usize]);
+            if !self.flash_map.is_empty() {
+                let (fm, l2p) = (&mut self.flash_map, &self.d.l2p);
+                self.cmt.each_dirty(t, |l| fm[l as usize] = l2p[l as usize]);
+            }
+            self.cmt.clean_page(t);
         }
         self.rewrite(t)
+    }
+
+    /// Record that `lpn`'s translation page now holds its current entry (strict mode).
+    #[inline]
+    fn set_flash(&mut self, lpn: u64) {
+        if let Some(f) = self.flash_map.get_mut(lpn as usize) {
+            *f = self.d.l2p[lpn as usize];
+        }
     }
 
     /// Program a new copy of translation page `t` (its content: `flash_map`), reading
@@ -291,28 +312,43 @@ impl DftlFtl {
                 return Ok(());
             }
             std::mem::swap(m, &mut self.moved);
-            let mut batch = std::mem::take(&mut self.batch);
-            batch.clear();
-            for &lpn in &self.moved {
-                if self.cmt.contains(lpn as u64) {
-                    self.cmt.set_dirty(lpn as u64);
-                } else {
-                    batch.push(lpn);
+            self.next_epoch();
+            // The moved pages are random: bring their CMT slots in together, not one miss at a time.
+            self.moved.iter().for_each(|&l| self.cmt.prefetch(l as u64));
+            let mut touched = std::mem::take(&mut self.touched);
+            touched.clear();
+            let mut cached = std::mem::take(&mut self.cached);
+            cached.clear();
+            for i in 0..self.moved.len() {
+                let lpn = self.moved[i] as u64;
+                if self.cmt.contains(lpn) {
+                    self.cmt.prefetch_slot(lpn);
+                    cached.push(lpn as u32);
+                    continue;
+                }
+                self.set_flash(lpn);
+                let t = (lpn / self.epp) as usize;
+                if self.stamp[t] != self.epoch {
+                    self.stamp[t] = self.epoch;
+                    touched.push(t as u32);
                 }
             }
             self.moved.clear();
-            batch.sort_unstable();
-            let mut i = 0;
-            while i < batch.len() {
-                let t = batch[i] as u64 / self.epp;
-                while i < batch.len() && batch[i] as u64 / self.epp == t {
-                    let l = batch[i] as usize;
-                    self.flash_map[l] = self.d.l2p[l];
-                    i += 1;
-                }
-                self.rewrite(t)?;
+            cached.iter().for_each(|&l| self.cmt.set_dirty(l as u64));
+            self.cached = cached;
+            for &t in &touched {
+                self.rewrite(t as u64)?;
             }
-            self.batch = batch;
+            self.touched = touched;
+        }
+    }
+
+    /// A fresh batch number (stamps restart from zero when the counter wraps).
+    fn next_epoch(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.stamp.fill(0);
+            self.epoch = 1;
         }
     }
 
@@ -332,7 +368,8 @@ impl DftlFtl {
 
     /// A logical page's entry is in RAM (cached and dirty) or its translation page agrees.
     fn check_entry(&self, lpn: u64) -> Result<(), String> {
-        let (f, l) = (self.flash_map[lpn as usize], self.d.l2p[lpn as usize]);
+        let Some(&f) = self.flash_map.get(lpn as usize) else { return Ok(()) };
+        let l = self.d.l2p[lpn as usize];
         if !self.cmt.is_dirty(lpn) && f != l {
             return Err(format!("lpn {lpn}: translation page says {f}, the map {l}, and no dirty cached entry"));
         }
@@ -346,7 +383,7 @@ impl DftlFtl {
         for (t, &page) in self.gtd.iter().enumerate() {
             let range = t * self.epp as usize..((t + 1) * self.epp as usize).min(self.flash_map.len());
             if page == NO_PAGE {
-                if self.flash_map[range].iter().any(|&p| p != NO_PAGE) {
+                if !self.flash_map.is_empty() && self.flash_map[range].iter().any(|&p| p != NO_PAGE) {
                     return Err(format!("translation page {t} never written but holds entries"));
                 }
                 continue;
@@ -451,6 +488,7 @@ impl Mapping for DftlFtl {
     }
     #[inline]
     fn prefetch_page(&self, lpn: u64) {
+        self.cmt.prefetch_slot(lpn);
         self.d.prefetch_page(lpn)
     }
     fn wants_background_gc(&self, plane: u32, background_free_blocks: u32) -> bool {
