@@ -267,7 +267,10 @@ impl Cmt {
             }
         }
         if let Some(t) = (0..dirty.len()).find(|&t| dirty[t] != self.dirty_count[t]) {
-            return Err(format!("CMT: translation page {t} has {} dirty entries, {} counted", dirty[t], self.dirty_count[t]));
+            return Err(format!(
+                "CMT: translation page {t} has {} dirty entries, {} counted",
+                dirty[t], self.dirty_count[t]
+            ));
         }
         Ok(())
     }

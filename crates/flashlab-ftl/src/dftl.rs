@@ -398,7 +398,11 @@ impl DftlFtl {
         }
         let per_plane = |p: u32| self.t_blocks.iter().filter(|&&b| self.d.nand.plane_of_block(b) == p).count();
         if let Some(p) = (0..self.d.geo.planes()).find(|&p| per_plane(p) != self.t_count[p as usize] as usize) {
-            return Err(format!("plane {p}: {} translation blocks counted, {} listed", self.t_count[p as usize], per_plane(p)));
+            return Err(format!(
+                "plane {p}: {} translation blocks counted, {} listed",
+                self.t_count[p as usize],
+                per_plane(p)
+            ));
         }
         let roles = self.d.role.iter().filter(|&&r| r == Role::Translation).count();
         if roles != self.t_blocks.len() || self.t_blocks.len() > self.t_limit {
