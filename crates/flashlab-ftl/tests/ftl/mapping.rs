@@ -192,11 +192,7 @@ fn padding_turns_full_merges_into_switches() {
     assert_eq!(bast.0 .0, 0, "bast: no switch merge on this pattern");
     assert!(bast.0 .2 >= 8, "bast: every updated unit full-merged: {bast:?}");
     assert_eq!(padded.0, (8, 0, 0), "bast-padding: every updated unit switch-merged (then logs of units 0, 1 open)");
-    assert_eq!(
-        (padded.1, padded.2),
-        (8 * p + 2 * 1, 8 * p + 2 * 1),
-        "p pages padded per unit, 1 for each of the last two"
-    );
+    assert_eq!((padded.1, padded.2), (8 * p + 2 * 1, 8 * p + 2 * 1), "p pages padded per unit, 1 for each of the last two");
 }
 
 /// Check 3: once a padded page is written again, the log block is out of order and
