@@ -68,7 +68,7 @@ impl RawConfig {
     /// pool and one merge destination fit in the mapping units.
     fn check_units(&self, g: &Geometry, logical_pages: u64, scheme: Scheme) -> Result<(), ConfigError> {
         let f = &self.ftl;
-        if g.planes() % f.superblock_blocks != 0 {
+        if !g.planes().is_multiple_of(f.superblock_blocks) {
             return Err(ConfigError::invalid(
                 "ftl.superblock_blocks",
                 f.superblock_blocks,

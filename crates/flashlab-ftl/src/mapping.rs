@@ -51,7 +51,7 @@ pub trait Mapping {
 }
 
 /// Every mapping scheme (`ftl.mapping`).
-// One per engine: DFTL's extra fields beside its PageFtl are not worth an indirection per call.
+// One `Ftl` per run: boxing the large page (or DFTL) variant would add an indirection to every call.
 #[allow(clippy::large_enum_variant)]
 pub enum Ftl {
     Page(PageFtl),

@@ -56,7 +56,7 @@ impl Units {
     /// the logical space plus the scheme's log blocks and one merge destination.
     pub fn new(geo: Geometry, s: FtlSettings) -> Result<Self, FtlError> {
         let sb = s.mapping.superblock_blocks.max(1);
-        if geo.planes() % sb != 0 {
+        if !geo.planes().is_multiple_of(sb) {
             return Err(FtlError::Mapping(format!(
                 "ftl.superblock_blocks = {sb} does not divide the {} planes",
                 geo.planes()
@@ -147,7 +147,7 @@ impl Units {
                 return Ok(u);
             }
         }
-        Err(FtlError::NoSpace { plane: 0 })
+        Err(FtlError::Mapping("no free mapping unit is left: raise device.spare_factor or lower ftl.log_blocks".into()))
     }
 
     /// Erase every programmed member block of `unit` (it holds no valid page) and free it.

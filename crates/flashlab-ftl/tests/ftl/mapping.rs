@@ -22,6 +22,14 @@ fn geo(planes: u32, ppb: u32) -> Geometry {
 
 /// A scheme over `geo(planes, ppb)` with 8 logical units of `sb` blocks each.
 fn ftl(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32) -> Ftl {
+    ftl_with(scheme, planes, ppb, sb, log_blocks, LogVictim::Lru)
+}
+
+fn ftl_with(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32, log_victim: LogVictim) -> Ftl {
+    ftl_seq(scheme, planes, ppb, sb, log_blocks, log_victim, 1)
+}
+
+fn ftl_seq(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32, log_victim: LogVictim, seq: u32) -> Ftl {
     let g = geo(planes, ppb);
     let s = FtlSettings {
         logical_pages: 8 * (sb * ppb) as u64,
@@ -38,7 +46,14 @@ fn ftl(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32) -> Ftl {
         strict: true,
         track_content: true,
         seed: 3,
-        mapping: MappingSettings { scheme, log_blocks, superblock_blocks: sb, ..MappingSettings::default() },
+        mapping: MappingSettings {
+            scheme,
+            log_blocks,
+            log_victim,
+            fast_seq_log_blocks: seq,
+            superblock_blocks: sb,
+            ..MappingSettings::default()
+        },
     };
     Ftl::new(g, s).unwrap()
 }
@@ -192,7 +207,7 @@ fn padding_turns_full_merges_into_switches() {
     assert_eq!(bast.0 .0, 0, "bast: no switch merge on this pattern");
     assert!(bast.0 .2 >= 8, "bast: every updated unit full-merged: {bast:?}");
     assert_eq!(padded.0, (8, 0, 0), "bast-padding: every updated unit switch-merged (then logs of units 0, 1 open)");
-    assert_eq!((padded.1, padded.2), (8 * p + 2 * 1, 8 * p + 2 * 1), "p pages padded per unit, 1 for each of the last two");
+    assert_eq!((padded.1, padded.2), (8 * p + 2, 8 * p + 2), "p pages padded per unit, 1 for each of the last two");
 }
 
 /// Check 3: once a padded page is written again, the log block is out of order and
@@ -257,8 +272,9 @@ proptest! {
     /// throughout and at the end; programs by cause add up.
     #[test]
     fn reads_return_last_write(scheme in schemes(), sb in prop_oneof![Just(1u32), Just(2)], logs in 2u32..5,
-                               narrow in any::<bool>(), ops in ops()) {
-        let mut f = ftl(scheme, 2, 4, sb, logs);
+                               victim in prop_oneof![Just(LogVictim::Lru), Just(LogVictim::Fifo), Just(LogVictim::Random)],
+                               seq in 1u32..4, narrow in any::<bool>(), ops in ops()) {
+        let mut f = ftl_seq(scheme, 2, 4, sb, logs, victim, 1 + (seq - 1) % (logs - 1));
         // Narrow: a few units, so that logs and merges meet often.
         let logical = if narrow { 3 * (4 * sb) as u64 } else { f.settings().logical_pages };
         let mut model: HashMap<u64, u32> = HashMap::new();

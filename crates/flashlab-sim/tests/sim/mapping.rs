@@ -110,3 +110,25 @@ fn default_config_runs_with_every_mapping() {
         assert_eq!(r.host_write_pages, 2000, "{m}");
     }
 }
+
+/// Superblocks spread a unit's consecutive pages over the planes of a die, so the pages
+/// of one sequential request join multi-plane programs; without superblocks they cannot
+/// (a unit is one block in one plane).
+#[test]
+fn superblocks_let_sequential_pages_join_multiplane_programs() {
+    let joins = |sb: &str| {
+        synth(&[
+            &mapping("bast"),
+            sb,
+            "device.planes_per_die=2",
+            "ftl.log_blocks=8",
+            "timing.multiplane=true",
+            "workload.pattern=sequential",
+            "workload.request_bytes=16384",
+            "workload.requests=2000",
+        ])
+        .multiplane_joins
+    };
+    assert_eq!(joins("ftl.superblock_blocks=1"), 0);
+    assert!(joins("ftl.superblock_blocks=2") > 1000);
+}
