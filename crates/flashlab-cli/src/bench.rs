@@ -62,7 +62,7 @@ fn mapping_cases(scale: u64) -> impl Iterator<Item = Case> {
     let device = "device.channels=8 device.chips_per_channel=2 device.dies_per_chip=2 device.planes_per_die=2 \
                   device.blocks_per_plane=128 device.pages_per_block=64 device.page_bytes=4096 device.spare_factor=0.07 \
                   workload.prefill=true workload.arrival=fixed workload.interarrival_us=100";
-    let schemes = ["page", "block", "bast", "bast-padding", "fast"];
+    let schemes = ["page", "block", "bast", "bast-padding", "fast", "dftl"];
     let patterns = [("random", "uniform"), ("seq", "sequential")];
     let modes = [("counting", "false"), ("timed", "true")];
     schemes.into_iter().flat_map(move |m| {

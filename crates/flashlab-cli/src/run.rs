@@ -202,13 +202,17 @@ fn summary(r: &RunResult, raw: &RawConfig) {
         (
             "mapping",
             format!(
-                "{}: merges switch {} partial {} full {}, {} pages copied, {} padding; RAM {} bytes",
+                "{}: merges switch {} partial {} full {}, {} pages copied, {} padding; map reads {} writes {} \
+                 cache hit ratio {}; RAM {} bytes",
                 raw.ftl.mapping,
                 opt_u(r.merges_switch),
                 opt_u(r.merges_partial),
                 opt_u(r.merges_full),
                 opt_u(r.merge_copied_pages),
                 opt_u(r.padding_pages),
+                opt_u(r.map_reads),
+                opt_u(r.map_writes),
+                r.map_cache_hit_ratio.map_or("-".into(), |h| format!("{h:.4}")),
                 opt_u(r.mapping_ram_bytes)
             ),
         ),

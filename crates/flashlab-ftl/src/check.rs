@@ -45,6 +45,9 @@ impl PageFtl {
         self.nand.check_all()?;
         (0..self.l2p.len() as u64).try_for_each(|l| self.check_lpn(l))?;
         for (page, &lpn) in self.p2l.iter().enumerate() {
+            if self.role[page / self.geo.pages_per_block as usize] == Role::Translation {
+                continue; // DFTL's translation pages: checked by DftlFtl
+            }
             let valid = self.nand.page_state(page as u32) == PageState::Valid;
             if valid != (lpn != NO_PAGE) {
                 return Err(format!("page {page}: valid={valid} but reverse map {lpn}"));
@@ -66,7 +69,8 @@ impl PageFtl {
             let first = self.nand.first_page(b) as usize;
             let wp = self.nand.write_pointer(b) as usize;
             let sum: u32 = self.page_temp[first..first + wp].iter().map(|&t| t as u32).sum();
-            if sum != self.block_temp_sum[b as usize] && self.role[b as usize] != Role::Victim {
+            let skip = matches!(self.role[b as usize], Role::Victim | Role::Translation);
+            if sum != self.block_temp_sum[b as usize] && !skip {
                 return Err(format!(
                     "block {b}: temperature sum {} but pages sum to {sum}",
                     self.block_temp_sum[b as usize]

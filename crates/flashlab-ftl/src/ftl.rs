@@ -21,6 +21,8 @@ pub(crate) enum Role {
     GcOpen,
     Closed,
     Victim,
+    /// Holds DFTL translation pages (never a data GC candidate; see dftl.rs).
+    Translation,
 }
 
 /// One NAND operation the FTL issued, for a timing engine to schedule.
@@ -130,6 +132,9 @@ pub struct PageFtl {
     pub(crate) ops: Vec<FlashOp>,
     pub(crate) record_ops: bool,
     pub(crate) strict_ops: u64,
+    /// When Some (DFTL), every logical page GC or wear levelling moved, in order, for the
+    /// owner to drain (it keeps its own map of where pages are).
+    pub(crate) moved: Option<Vec<u32>>,
 }
 
 /// Ask the CPU to bring the cache line holding `x` in (no effect elsewhere).
@@ -211,6 +216,7 @@ impl PageFtl {
             ops: Vec::new(),
             record_ops: false,
             strict_ops: 0,
+            moved: None,
             geo,
             s,
         }

@@ -132,6 +132,9 @@ impl PageFtl {
             if self.s.track_content {
                 self.tags[new as usize] = self.tags[page as usize];
             }
+            if let Some(m) = &mut self.moved {
+                m.push(lpn);
+            }
             moved += 1;
         }
         self.nand.count(OpKind::Read, Cause::Gc, moved);
@@ -268,11 +271,14 @@ impl PageFtl {
         if self.s.track_content {
             self.tags[new as usize] = self.tags[page as usize];
         }
+        if let Some(m) = &mut self.moved {
+            m.push(lpn);
+        }
         self.stats.gc_copied_pages += 1;
         Ok(())
     }
 
-    fn erase_free(&mut self, plane: u32, block: u32, cause: Cause) {
+    pub(crate) fn erase_free(&mut self, plane: u32, block: u32, cause: Cause) {
         self.nand.erase(block, cause);
         if !self.block_temp_sum.is_empty() {
             self.block_temp_sum[block as usize] = 0;

@@ -2,7 +2,8 @@
 //!
 //! [`Ftl`] is the closed set of mapping schemes (`ftl.mapping`), all behind the one
 //! [`Mapping`] interface: page mapping ([`PageFtl`]), block mapping ([`BlockFtl`]),
-//! BAST with and without padding ([`BastFtl`]) and FAST ([`FastFtl`]); the
+//! BAST with and without padding ([`BastFtl`]), FAST ([`FastFtl`]) and DFTL
+//! ([`DftlFtl`]: page mapping with the map demand-paged from flash); the
 //! block-mapped schemes share a core of mapping units (superblocks) in `units.rs`.
 //! docs/mapping.md states every rule and its cost.
 //!
@@ -24,11 +25,13 @@ pub mod analytic;
 mod bast;
 mod block;
 mod check;
+mod cmt;
+mod dftl;
 mod error;
+mod fast;
 mod ftl;
 mod gc;
 mod index;
-mod fast;
 mod mapping;
 mod placement;
 mod settings;
@@ -39,11 +42,12 @@ mod wear;
 
 pub use bast::BastFtl;
 pub use block::BlockFtl;
+pub use dftl::DftlFtl;
 pub use error::FtlError;
 pub use fast::FastFtl;
-pub use mapping::{Ftl, Mapping};
 pub use ftl::{FlashOp, FtlStats, PageFtl, ReadOutcome, NO_PAGE};
 pub use gc::GcStep;
+pub use mapping::{Ftl, Mapping};
 pub use placement::Placement;
 pub use settings::{DftlVariant, FtlSettings, LogVictim, MappingSettings, Scheme, StripeOrder, WearLevelling};
 pub use trigger::{DtParams, GcRequest, Trigger};

@@ -8,7 +8,9 @@
 //! immediately followed by the program of the same cause (the engine schedules such a
 //! pair as one migration, by copyback where allowed).
 
-use crate::{BastFtl, BlockFtl, FastFtl, FlashOp, FtlError, FtlSettings, FtlStats, GcStep, PageFtl, ReadOutcome, Scheme};
+use crate::{
+    BastFtl, BlockFtl, DftlFtl, FastFtl, FlashOp, FtlError, FtlSettings, FtlStats, GcStep, PageFtl, ReadOutcome, Scheme,
+};
 use flashlab_nand::{Geometry, Nand};
 
 /// The narrow interface of a mapping scheme.
@@ -49,7 +51,7 @@ pub trait Mapping {
 }
 
 /// Every mapping scheme (`ftl.mapping`).
-// One `Ftl` per run: boxing the large page variant would add an indirection to every call.
+// One `Ftl` per run: boxing the large page (or DFTL) variant would add an indirection to every call.
 #[allow(clippy::large_enum_variant)]
 pub enum Ftl {
     Page(PageFtl),
@@ -57,6 +59,7 @@ pub enum Ftl {
     /// `bast` and `bast-padding`.
     Bast(BastFtl),
     Fast(FastFtl),
+    Dftl(DftlFtl),
 }
 
 macro_rules! each {
@@ -66,6 +69,7 @@ macro_rules! each {
             Ftl::Block($f) => $e,
             Ftl::Bast($f) => $e,
             Ftl::Fast($f) => $e,
+            Ftl::Dftl($f) => $e,
         }
     };
 }
@@ -78,7 +82,7 @@ impl Ftl {
             Scheme::Block => Ftl::Block(BlockFtl::new(geo, s)?),
             Scheme::Bast | Scheme::BastPadding => Ftl::Bast(BastFtl::new(geo, s)?),
             Scheme::Fast => Ftl::Fast(FastFtl::new(geo, s)?),
-            Scheme::Dftl => return Err(FtlError::Mapping("ftl.mapping = \"dftl\" is not available yet".into())),
+            Scheme::Dftl => Ftl::Dftl(DftlFtl::new(geo, s)?),
         })
     }
     pub fn scheme(&self) -> Scheme {
@@ -90,6 +94,7 @@ impl Ftl {
             Ftl::Block(f) => &f.u.s,
             Ftl::Bast(f) => &f.u.s,
             Ftl::Fast(f) => &f.u.s,
+            Ftl::Dftl(f) => f.settings(),
         }
     }
     /// The page-mapped FTL, if that is the scheme (page-mapping-only tools).

@@ -88,9 +88,9 @@ impl Scheme {
     pub fn name(self) -> &'static str {
         Self::NAMES.iter().find(|(_, s)| *s == self).map_or("page", |(n, _)| n)
     }
-    /// Whether the scheme is built in this version (`dftl` arrives with its own file).
+    /// Whether the scheme is built in this version (all are).
     pub fn available(self) -> bool {
-        !matches!(self, Scheme::Dftl)
+        true
     }
     /// Schemes with block-mapped data units (log blocks, merges, superblocks).
     pub fn is_hybrid(self) -> bool {

@@ -618,3 +618,28 @@ fn ssd_result_at_any_moment_and_flush() {
     assert!(read.latency_ns.unwrap() > 0);
     assert!(matches!(ssd.submit(Op::Read, 0, 0, done), Err(SimError::Source(_))));
 }
+
+#[test]
+fn timed_dftl_schedules_translation_traffic() {
+    let run = |cache: &str| {
+        synth(&[
+            "sim.strict=true",
+            "ftl.mapping=dftl",
+            cache,
+            "workload.requests=20000",
+            "workload.read_fraction=0.3",
+            "workload.prefill=true",
+            "workload.queue_depth=8",
+        ])
+    };
+    let small = run("ftl.map_cache_entries=64");
+    let whole = run("ftl.map_cache_entries=1000000");
+    assert_eq!((whole.map_reads, whole.map_writes, whole.map_cache_hit_ratio), (Some(0), Some(0), Some(1.0)));
+    let (reads, writes) = (small.map_reads.unwrap(), small.map_writes.unwrap());
+    assert!(reads > 0 && writes > 0 && small.map_cache_hit_ratio.unwrap() < 1.0);
+    assert_eq!(small.nand_program_pages_map, writes);
+    assert_eq!(small.nand_read_pages, whole.nand_read_pages - whole.gc_copied_pages + small.gc_copied_pages + reads);
+    // Translation traffic occupies the dies: the same requests take longer.
+    assert!(small.sim_time_s.unwrap() > whole.sim_time_s.unwrap());
+    assert!(small.write_latency_us_mean.unwrap() > whole.write_latency_us_mean.unwrap());
+}

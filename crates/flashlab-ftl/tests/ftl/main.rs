@@ -1,5 +1,6 @@
-//! Integration tests of the FTLs: the page-mapped FTL here, the other mapping schemes in `mapping`.
+//! Integration tests of the FTLs: the page-mapped FTL here, the other mapping schemes in `mapping`, DFTL in `dftl`.
 
+mod dftl;
 mod mapping;
 
 use flashlab_ftl::analytic;

@@ -1,0 +1,277 @@
+//! DFTL's cached mapping table (CMT): which logical pages' map entries sit in controller
+//! RAM, in what recency order, and which are dirty (newer than their translation page on
+//! flash). The entry's value itself is the data FTL's table (`PageFtl::l2p`); the CMT
+//! only tracks membership, order and dirtiness.
+//!
+//! Replacement: segmented LRU (Karedla, Love & Wherry 1994), the policy Gupta et al.
+//! (ASPLOS 2009, §3.1) name for the CMT: a new entry enters the probationary segment at
+//! its most recently used end; a hit moves it to the protected segment's MRU end; when the
+//! protected segment exceeds its share, its LRU entry drops back to the probationary MRU
+//! end; the victim is the probationary LRU entry. The protected share is 4/5 of the
+//! entries, after the C FlashSim's real:ghost split (6552:1640 entries). Plain LRU (one
+//! segment) is the C++ FlashSim's and WiscSim's policy.
+//!
+//! Flat arrays of slots, every operation O(1). Dirtiness is a generation: an entry is
+//! dirty while its stamp equals its translation page's generation, so a batch update
+//! cleans every dirty entry of a page by bumping that generation (no walk over them).
+
+const NIL: u32 = u32::MAX;
+const PROBATION: usize = 0;
+const PROTECTED: usize = 1;
+
+/// One CMT entry (24 bytes: one cache line holds it whole).
+#[derive(Clone, Copy)]
+struct Slot {
+    lpn: u32,
+    /// Recency links within its segment.
+    prev: u32,
+    next: u32,
+    /// Dirty while equal to its translation page's generation (0: clean).
+    dgen: u32,
+    seg: u8,
+}
+
+pub(crate) struct Cmt {
+    /// Per logical page: its slot, or NIL when not cached.
+    slot_of: Vec<u32>,
+    slots: Vec<Slot>,
+    /// Per translation page: generation (never 0) and dirty cached entries.
+    page_gen: Vec<u32>,
+    dirty_count: Vec<u32>,
+    /// Per segment: MRU end, LRU end, entries.
+    head: [u32; 2],
+    tail: [u32; 2],
+    len: [u32; 2],
+    protected_cap: u32,
+    free: Vec<u32>,
+    epp: u32,
+}
+
+impl Cmt {
+    /// A CMT of `capacity` entries (≥ 1) over `logical_pages`, `epp` entries per translation page.
+    pub(crate) fn new(logical_pages: u64, capacity: u32, epp: u32, segmented: bool) -> Self {
+        let c = capacity as usize;
+        let tpages = logical_pages.div_ceil(epp as u64) as usize;
+        Cmt {
+            slot_of: vec![NIL; logical_pages as usize],
+            slots: vec![Slot { lpn: NIL, prev: NIL, next: NIL, dgen: 0, seg: 0 }; c],
+            page_gen: vec![1; tpages],
+            dirty_count: vec![0; tpages],
+            head: [NIL; 2],
+            tail: [NIL; 2],
+            len: [0; 2],
+            protected_cap: if segmented { capacity * 4 / 5 } else { 0 },
+            free: (0..capacity).rev().collect(),
+            epp,
+        }
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+    pub(crate) fn len(&self) -> usize {
+        (self.len[0] + self.len[1]) as usize
+    }
+    #[inline]
+    pub(crate) fn contains(&self, lpn: u64) -> bool {
+        self.slot_of[lpn as usize] != NIL
+    }
+    pub(crate) fn is_dirty(&self, lpn: u64) -> bool {
+        let s = self.slot_of[lpn as usize];
+        s != NIL && self.dirty_slot(s)
+    }
+    pub(crate) fn is_full(&self) -> bool {
+        self.free.is_empty()
+    }
+    #[inline]
+    pub(crate) fn prefetch(&self, lpn: u64) {
+        if let Some(s) = self.slot_of.get(lpn as usize) {
+            crate::ftl::prefetch(s);
+        }
+    }
+
+    /// Prefetch the slot of cached `lpn` (after its `slot_of` entry had time to arrive).
+    #[inline]
+    pub(crate) fn prefetch_slot(&self, lpn: u64) {
+        if let Some(&s) = self.slot_of.get(lpn as usize) {
+            if s != NIL {
+                crate::ftl::prefetch(&self.slots[s as usize]);
+            }
+        }
+    }
+
+    fn unlink(&mut self, s: u32) {
+        let (g, p, n) = (self.slots[s as usize].seg as usize, self.slots[s as usize].prev, self.slots[s as usize].next);
+        if p == NIL {
+            self.head[g] = n
+        } else {
+            self.slots[p as usize].next = n
+        }
+        if n == NIL {
+            self.tail[g] = p
+        } else {
+            self.slots[n as usize].prev = p
+        }
+        self.len[g] -= 1;
+    }
+
+    fn push_mru(&mut self, s: u32, g: usize) {
+        let h = self.head[g];
+        self.slots[s as usize].seg = g as u8;
+        self.slots[s as usize].prev = NIL;
+        self.slots[s as usize].next = h;
+        if h == NIL {
+            self.tail[g] = s
+        } else {
+            self.slots[h as usize].prev = s
+        }
+        self.head[g] = s;
+        self.len[g] += 1;
+    }
+
+    /// A hit on cached `lpn`: promote it (segmented) or move it to the MRU end (LRU).
+    #[inline]
+    pub(crate) fn touch(&mut self, lpn: u64) {
+        let s = self.slot_of[lpn as usize];
+        let to = if self.protected_cap > 0 { PROTECTED } else { PROBATION };
+        if self.head[to] == s {
+            return;
+        }
+        self.unlink(s);
+        self.push_mru(s, to);
+        if self.len[PROTECTED] > self.protected_cap {
+            let lru = self.tail[PROTECTED];
+            self.unlink(lru);
+            self.push_mru(lru, PROBATION);
+        }
+    }
+
+    /// The entry replacement would evict next (the cache must not be empty).
+    pub(crate) fn victim(&self) -> u64 {
+        let s = if self.tail[PROBATION] != NIL { self.tail[PROBATION] } else { self.tail[PROTECTED] };
+        self.slots[s as usize].lpn as u64
+    }
+
+    /// Bring in what evicting the next victim touches: its neighbour's slot and its `slot_of`.
+    #[inline]
+    fn prefetch_next_victim(&self) {
+        let t = self.tail[PROBATION];
+        if t != NIL {
+            let v = &self.slots[t as usize];
+            if v.prev != NIL {
+                crate::ftl::prefetch(&self.slots[v.prev as usize]);
+            }
+            crate::ftl::prefetch(&self.slot_of[v.lpn as usize]);
+        }
+    }
+
+    /// Insert `lpn` (not cached; the cache not full) as a clean entry at the probationary MRU end.
+    pub(crate) fn insert(&mut self, lpn: u64) {
+        let s = self.free.pop().expect("CMT full: evict first");
+        self.slots[s as usize].lpn = lpn as u32;
+        self.slots[s as usize].dgen = 0;
+        self.slot_of[lpn as usize] = s;
+        self.push_mru(s, PROBATION);
+    }
+
+    #[inline]
+    fn page(&self, s: u32) -> usize {
+        (self.slots[s as usize].lpn / self.epp) as usize
+    }
+    #[inline]
+    fn dirty_slot(&self, s: u32) -> bool {
+        let d = self.slots[s as usize].dgen;
+        d != 0 && d == self.page_gen[self.page(s)]
+    }
+
+    /// Drop cached `lpn`; returns whether it was dirty.
+    pub(crate) fn remove(&mut self, lpn: u64) -> bool {
+        let s = self.slot_of[lpn as usize];
+        let was = self.dirty_slot(s);
+        if was {
+            let t = self.page(s);
+            self.dirty_count[t] -= 1;
+        }
+        self.unlink(s);
+        self.slot_of[lpn as usize] = NIL;
+        self.slots[s as usize].lpn = NIL;
+        self.free.push(s);
+        self.prefetch_next_victim();
+        was
+    }
+
+    /// Mark cached `lpn` dirty (its value changed in RAM only).
+    #[inline]
+    pub(crate) fn set_dirty(&mut self, lpn: u64) {
+        let s = self.slot_of[lpn as usize];
+        if self.dirty_slot(s) {
+            return;
+        }
+        let t = self.page(s);
+        self.slots[s as usize].dgen = self.page_gen[t];
+        self.dirty_count[t] += 1;
+    }
+
+    /// Clean every dirty cached entry of translation page `t` at once.
+    pub(crate) fn clean_page(&mut self, t: u64) {
+        let g = &mut self.page_gen[t as usize];
+        *g = g.wrapping_add(1).max(1);
+        self.dirty_count[t as usize] = 0;
+    }
+
+    /// Call `f` on every dirty cached entry of translation page `t` (O(entries per page)).
+    pub(crate) fn each_dirty(&self, t: u64, mut f: impl FnMut(u64)) {
+        let (start, epp) = (t * self.epp as u64, self.epp as u64);
+        let end = (start + epp).min(self.slot_of.len() as u64);
+        (start..end).filter(|&l| self.is_dirty(l)).for_each(&mut f);
+    }
+
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.slot_of.len() * 4 + self.capacity() * (std::mem::size_of::<Slot>() + 4) + self.page_gen.len() * 8
+    }
+
+    /// Check the lists, segment sizes, the lpn↔slot maps and the dirty counts.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let mut seen = 0usize;
+        for g in [PROBATION, PROTECTED] {
+            let (mut s, mut prev, mut n) = (self.head[g], NIL, 0u32);
+            while s != NIL {
+                let l = self.slots[s as usize].lpn;
+                if self.slots[s as usize].seg as usize != g || self.slots[s as usize].prev != prev {
+                    return Err(format!("CMT slot {s}: broken links of segment {g}"));
+                }
+                if l == NIL || self.slot_of[l as usize] != s {
+                    return Err(format!("CMT slot {s}: lpn {l} does not map back"));
+                }
+                (prev, s, n) = (s, self.slots[s as usize].next, n + 1);
+            }
+            if self.tail[g] != prev || self.len[g] != n {
+                return Err(format!("CMT segment {g}: {n} entries listed, {} counted", self.len[g]));
+            }
+            seen += n as usize;
+        }
+        if self.len[PROTECTED] > self.protected_cap {
+            return Err("CMT protected segment over its share".into());
+        }
+        if seen + self.free.len() != self.capacity() {
+            return Err(format!("CMT: {seen} entries + {} free slots != capacity", self.free.len()));
+        }
+        let cached = self.slot_of.iter().filter(|&&s| s != NIL).count();
+        if cached != seen {
+            return Err(format!("CMT: {cached} logical pages cached, {seen} listed"));
+        }
+        let mut dirty = vec![0u32; self.page_gen.len()];
+        for s in 0..self.capacity() as u32 {
+            if self.slots[s as usize].lpn != NIL && self.dirty_slot(s) {
+                dirty[self.page(s)] += 1;
+            }
+        }
+        if let Some(t) = (0..dirty.len()).find(|&t| dirty[t] != self.dirty_count[t]) {
+            return Err(format!(
+                "CMT: translation page {t} has {} dirty entries, {} counted",
+                dirty[t], self.dirty_count[t]
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,506 @@
+//! DFTL (Gupta, Kim & Urgaonkar, ASPLOS 2009): page mapping whose map lives on flash in
+//! translation pages, `page_bytes / ftl.map_entry_bytes` entries each, with a cached
+//! mapping table ([`Cmt`], `ftl.map_cache_entries` entries) and a global translation
+//! directory (GTD: translation page → its physical page) in RAM.
+//!
+//! Data blocks are a wrapped [`PageFtl`]: its allocation, GC victim, trigger, placement
+//! and wear-levelling policies apply unchanged. Translation pages live in translation
+//! blocks taken on demand from the same per-plane free pools (the plane with the fewest
+//! translation blocks, so each plane keeps room for its striped share of the data; data GC
+//! first frees one more than the plane's reserve if needed) and returned to them when erased. A translation block has role `Translation`: never in
+//! the data GC's candidate index, and the translation GC only looks at its own blocks.
+//!
+//! Rules (paper §3; `ftl.dftl_variant` selects the reference implementation's variant,
+//! docs/mapping.md "DFTL" has the table):
+//! - A lookup that misses the CMT loads the entry: first evict (below), then read its
+//!   translation page (one NAND read, `Cause::Mapping`) unless the GTD says that page was
+//!   never written (every entry unmapped). `wiscsim`: the whole page's entries are loaded.
+//! - Evicting a dirty entry rewrites its translation page: read the valid copy (not in
+//!   `flashsim-cpp`), program the new copy at the translation frontier, invalidate the
+//!   old one, point the GTD at the new one. The paper's lazy batch update also cleans every
+//!   other dirty cached entry of that page (not in `flashsim-c`).
+//! - Data GC (§3.3): a moved page's entry is updated in the CMT when cached (made dirty);
+//!   otherwise its translation page is rewritten, once per page for all of a batch's
+//!   moved entries that share it.
+//! - Translation GC: when a new translation block brings their number above
+//!   2·⌈translation pages / pages per block⌉ + 1 (at most half of their pages valid), the
+//!   translation block with the fewest valid pages (greedy) is copied into the new block
+//!   and erased (copies and erase are map traffic, `Cause::Mapping`). With that bound the
+//!   victim has fewer valid pages than a block holds, so the copies fit.
+
+use crate::cmt::Cmt;
+use crate::ftl::{Role, NO_BLOCK};
+use crate::{DftlVariant, FlashOp, FtlError, FtlSettings, FtlStats, GcStep, Mapping, PageFtl, ReadOutcome, NO_PAGE};
+use flashlab_nand::{Cause, Geometry, Nand, OpKind, PageState};
+
+/// The DFTL mapping scheme. See the module docs.
+pub struct DftlFtl {
+    pub(crate) d: PageFtl,
+    variant: DftlVariant,
+    /// Map entries per translation page.
+    epp: u64,
+    /// GTD: per translation page, its valid physical copy (NO_PAGE: never written).
+    gtd: Vec<u32>,
+    /// Per logical page: the entry its translation page's valid copy holds. Kept in
+    /// strict mode only (for the checks; nothing else depends on it), else empty.
+    flash_map: Vec<u32>,
+    cmt: Cmt,
+    /// Translation frontier block and every translation block (frontier included).
+    t_open: u32,
+    t_blocks: Vec<u32>,
+    t_limit: usize,
+    /// Translation blocks per plane.
+    t_count: Vec<u32>,
+    moved: Vec<u32>,
+    /// Translation pages the moved pages of one batch touch, in order of first touch, and
+    /// per translation page the batch that last touched it.
+    touched: Vec<u32>,
+    /// Moved pages whose entry is cached (a reused buffer).
+    cached: Vec<u32>,
+    stamp: Vec<u32>,
+    epoch: u32,
+    strict_ops: u64,
+}
+
+impl DftlFtl {
+    /// Build DFTL over an erased device; errors when the spare cannot hold the
+    /// translation blocks beside the data GC's reserve.
+    pub fn new(geo: Geometry, s: FtlSettings) -> Result<Self, FtlError> {
+        let m = &s.mapping;
+        let epp = (geo.page_bytes / m.map_entry_bytes.max(1)).max(1) as u64;
+        let tpages = s.logical_pages.div_ceil(epp);
+        let ppb = geo.pages_per_block as u64;
+        let t_limit = 2 * tpages.div_ceil(ppb) as usize + 1;
+        let planes = geo.planes() as u64;
+        // Per plane: its share of the data, GC's reserve and frontiers, its share of the
+        // translation blocks (spread evenly: see `pool_block`).
+        let data = s.logical_pages.div_ceil(planes * ppb);
+        let per_plane = s.free_blocks_min as u64 + s.host_streams as u64 + s.gc_streams as u64 + 1;
+        let need = data + per_plane + (t_limit as u64 + 1).div_ceil(planes);
+        if need > geo.blocks_per_plane as u64 {
+            return Err(FtlError::Mapping(format!(
+                "ftl.mapping = \"dftl\": {} translation pages need up to {} translation blocks, which the spare \
+                 blocks cannot hold beside GC's reserve ({} blocks per plane needed, {} exist); raise \
+                 device.spare_factor or lower ftl.map_entry_bytes",
+                tpages,
+                t_limit + 1,
+                need,
+                geo.blocks_per_plane
+            )));
+        }
+        let capacity = m.map_cache_entries.clamp(1, s.logical_pages.max(1)) as u32;
+        let segmented = matches!(m.dftl_variant, DftlVariant::Paper | DftlVariant::FlashsimC);
+        let cmt = Cmt::new(s.logical_pages, capacity, epp as u32, segmented);
+        let variant = m.dftl_variant;
+        let (logical, strict) = (s.logical_pages as usize, s.strict);
+        let mut d = PageFtl::new(geo, s);
+        d.moved = Some(Vec::new());
+        Ok(DftlFtl {
+            d,
+            variant,
+            epp,
+            gtd: vec![NO_PAGE; tpages as usize],
+            flash_map: if strict { vec![NO_PAGE; logical] } else { Vec::new() },
+            cmt,
+            t_open: NO_BLOCK,
+            t_blocks: Vec::new(),
+            t_limit,
+            t_count: vec![0; planes as usize],
+            moved: Vec::new(),
+            touched: Vec::new(),
+            cached: Vec::new(),
+            stamp: vec![0; tpages as usize],
+            epoch: 0,
+            strict_ops: 0,
+        })
+    }
+
+    pub fn settings(&self) -> &FtlSettings {
+        &self.d.s
+    }
+    /// Map entries per translation page.
+    pub fn entries_per_translation_page(&self) -> u64 {
+        self.epp
+    }
+    /// Entries now in the cached mapping table.
+    pub fn cached_entries(&self) -> usize {
+        self.cmt.len()
+    }
+    /// Blocks now holding translation pages.
+    pub fn translation_blocks(&self) -> usize {
+        self.t_blocks.len()
+    }
+
+    #[inline]
+    fn check_range(&self, lpn: u64) -> Result<(), FtlError> {
+        let capacity = self.d.s.logical_pages;
+        if lpn >= capacity {
+            return Err(FtlError::OutOfRange { lpn, capacity });
+        }
+        Ok(())
+    }
+
+    /// Find `lpn`'s entry in the CMT, loading it on a miss.
+    #[inline]
+    fn lookup_entry(&mut self, lpn: u64) -> Result<(), FtlError> {
+        self.d.stats.map_cache_lookups += 1;
+        if self.cmt.contains(lpn) {
+            self.d.stats.map_cache_hits += 1;
+            self.cmt.touch(lpn);
+            return Ok(());
+        }
+        self.load(lpn)
+    }
+
+    #[cold]
+    fn load(&mut self, lpn: u64) -> Result<(), FtlError> {
+        let t = lpn / self.epp;
+        if self.variant == DftlVariant::Wiscsim {
+            let end = ((t + 1) * self.epp).min(self.d.s.logical_pages);
+            for other in t * self.epp..end {
+                if other == lpn || self.cmt.contains(other) {
+                    continue;
+                }
+                self.make_room()?;
+                self.cmt.insert(other);
+            }
+        }
+        self.make_room()?;
+        self.cmt.insert(lpn);
+        let page = self.gtd[t as usize];
+        if page != NO_PAGE {
+            self.map_read(page);
+        }
+        Ok(())
+    }
+
+    fn map_read(&mut self, page: u32) {
+        self.d.nand.read(page, Cause::Mapping);
+        self.d.log(OpKind::Read, Cause::Mapping, page);
+        self.d.stats.map_reads += 1;
+    }
+
+    /// Evict until the CMT has a free slot, writing back dirty victims.
+    fn make_room(&mut self) -> Result<(), FtlError> {
+        while self.cmt.is_full() {
+            let v = self.cmt.victim();
+            if self.cmt.remove(v) {
+                self.write_back(v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Write evicted dirty entry `v` back to its translation page (with the batch update).
+    fn write_back(&mut self, v: u64) -> Result<(), FtlError> {
+        let t = v / self.epp;
+        self.set_flash(v);
+        if self.variant != DftlVariant::FlashsimC {
+            if !self.flash_map.is_empty() {
+                let (fm, l2p) = (&mut self.flash_map, &self.d.l2p);
+                self.cmt.each_dirty(t, |l| fm[l as usize] = l2p[l as usize]);
+            }
+            self.cmt.clean_page(t);
+        }
+        self.rewrite(t)
+    }
+
+    /// Record that `lpn`'s translation page now holds its current entry (strict mode).
+    #[inline]
+    fn set_flash(&mut self, lpn: u64) {
+        if let Some(f) = self.flash_map.get_mut(lpn as usize) {
+            *f = self.d.l2p[lpn as usize];
+        }
+    }
+
+    /// Program a new copy of translation page `t` (its content: `flash_map`), reading
+    /// the old copy first except in `flashsim-cpp`.
+    fn rewrite(&mut self, t: u64) -> Result<(), FtlError> {
+        self.t_room()?;
+        let old = self.gtd[t as usize];
+        if old != NO_PAGE {
+            if self.variant != DftlVariant::FlashsimCpp {
+                self.map_read(old);
+            }
+            self.d.nand.invalidate(old);
+            self.d.p2l[old as usize] = NO_PAGE;
+        }
+        self.t_program(t);
+        Ok(())
+    }
+
+    /// Program translation page `t` at the frontier (which has room) and point the GTD at it.
+    fn t_program(&mut self, t: u64) {
+        let page = self.d.nand.program_next(self.t_open, Cause::Mapping);
+        self.d.log(OpKind::Program, Cause::Mapping, page);
+        self.d.stats.map_writes += 1;
+        self.d.p2l[page as usize] = t as u32;
+        self.gtd[t as usize] = page;
+    }
+
+    /// Make sure the translation frontier has a free page: open a block from the free
+    /// pool, then reclaim a translation block if there are too many.
+    fn t_room(&mut self) -> Result<(), FtlError> {
+        if self.t_open != NO_BLOCK && self.d.nand.write_pointer(self.t_open) < self.d.geo.pages_per_block {
+            return Ok(());
+        }
+        let b = self.pool_block()?;
+        self.d.role[b as usize] = Role::Translation;
+        self.t_blocks.push(b);
+        self.t_open = b;
+        if self.t_blocks.len() > self.t_limit {
+            self.t_gc();
+        }
+        Ok(())
+    }
+
+    /// A free block from the plane with the fewest translation blocks (then the most free
+    /// blocks), so that no plane holds more than its share of them; data GC first frees
+    /// one beyond the plane's reserve if needed.
+    fn pool_block(&mut self) -> Result<u32, FtlError> {
+        let planes = self.d.geo.planes();
+        let key = |p: u32| (self.t_count[p as usize], std::cmp::Reverse(self.d.free[p as usize].len()), p);
+        let plane = (0..planes).min_by_key(|&p| key(p)).unwrap_or(0);
+        let reserve = self.d.gc_reserve();
+        let mut runs = 0;
+        while self.d.free[plane as usize].len() <= reserve {
+            self.d.gc_once(plane)?;
+            runs += 1;
+            if runs > self.d.geo.blocks_per_plane {
+                return Err(FtlError::NoSpace { plane });
+            }
+        }
+        let b = self.d.take_free_block(plane, false).ok_or(FtlError::NoSpace { plane })?;
+        self.t_count[plane as usize] += 1;
+        Ok(b)
+    }
+
+    /// Greedy translation GC: copy the valid pages of the translation block with the fewest
+    /// into the (fresh) frontier and return it to its plane's free pool.
+    fn t_gc(&mut self) {
+        let open = self.t_open;
+        let Some((i, &victim)) = self
+            .t_blocks
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b != open)
+            .min_by_key(|(_, &b)| (self.d.nand.valid_count(b), b))
+        else {
+            return;
+        };
+        self.t_blocks.swap_remove(i);
+        let first = self.d.nand.first_page(victim);
+        let mut from = 0;
+        while let Some(page) = self.d.nand.next_valid(victim, from) {
+            from = page - first + 1;
+            let t = self.d.p2l[page as usize];
+            self.map_read(page);
+            self.d.nand.invalidate(page);
+            self.d.p2l[page as usize] = NO_PAGE;
+            self.t_program(t as u64);
+        }
+        let plane = self.d.nand.plane_of_block(victim);
+        self.t_count[plane as usize] -= 1;
+        self.d.erase_free(plane, victim, Cause::Mapping);
+    }
+
+    /// Bring the map up to date with the pages data GC and wear levelling moved.
+    fn drain(&mut self) -> Result<(), FtlError> {
+        loop {
+            let Some(m) = self.d.moved.as_mut() else { return Ok(()) };
+            if m.is_empty() {
+                return Ok(());
+            }
+            std::mem::swap(m, &mut self.moved);
+            self.next_epoch();
+            // The moved pages are random: bring their CMT slots in together, not one miss at a time.
+            self.moved.iter().for_each(|&l| self.cmt.prefetch(l as u64));
+            let mut touched = std::mem::take(&mut self.touched);
+            touched.clear();
+            let mut cached = std::mem::take(&mut self.cached);
+            cached.clear();
+            for i in 0..self.moved.len() {
+                let lpn = self.moved[i] as u64;
+                if self.cmt.contains(lpn) {
+                    self.cmt.prefetch_slot(lpn);
+                    cached.push(lpn as u32);
+                    continue;
+                }
+                self.set_flash(lpn);
+                let t = (lpn / self.epp) as usize;
+                if self.stamp[t] != self.epoch {
+                    self.stamp[t] = self.epoch;
+                    touched.push(t as u32);
+                }
+            }
+            self.moved.clear();
+            cached.iter().for_each(|&l| self.cmt.set_dirty(l as u64));
+            self.cached = cached;
+            for &t in &touched {
+                self.rewrite(t as u64)?;
+            }
+            self.touched = touched;
+        }
+    }
+
+    /// A fresh batch number (stamps restart from zero when the counter wraps).
+    fn next_epoch(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.stamp.fill(0);
+            self.epoch = 1;
+        }
+    }
+
+    fn after_op(&mut self, lpn: u64) -> Result<(), FtlError> {
+        self.drain()?;
+        if !self.d.s.strict {
+            return Ok(());
+        }
+        self.check_entry(lpn).map_err(FtlError::Invariant)?;
+        self.strict_ops += 1;
+        if self.strict_ops >= self.d.p2l.len() as u64 / 8 {
+            self.strict_ops = 0;
+            Mapping::check_invariants(self)?;
+        }
+        Ok(())
+    }
+
+    /// A logical page's entry is in RAM (cached and dirty) or its translation page agrees.
+    fn check_entry(&self, lpn: u64) -> Result<(), String> {
+        let Some(&f) = self.flash_map.get(lpn as usize) else { return Ok(()) };
+        let l = self.d.l2p[lpn as usize];
+        if !self.cmt.is_dirty(lpn) && f != l {
+            return Err(format!("lpn {lpn}: translation page says {f}, the map {l}, and no dirty cached entry"));
+        }
+        Ok(())
+    }
+
+    /// GTD ↔ translation pages, translation blocks, and every entry through flash + CMT.
+    fn check_map(&self) -> Result<(), String> {
+        self.cmt.check()?;
+        (0..self.flash_map.len() as u64).try_for_each(|l| self.check_entry(l))?;
+        for (t, &page) in self.gtd.iter().enumerate() {
+            let range = t * self.epp as usize..((t + 1) * self.epp as usize).min(self.flash_map.len());
+            if page == NO_PAGE {
+                if !self.flash_map.is_empty() && self.flash_map[range].iter().any(|&p| p != NO_PAGE) {
+                    return Err(format!("translation page {t} never written but holds entries"));
+                }
+                continue;
+            }
+            let b = self.d.nand.block_of(page);
+            let ok = self.d.role[b as usize] == Role::Translation
+                && self.d.nand.page_state(page) == PageState::Valid
+                && self.d.p2l[page as usize] == t as u32;
+            if !ok {
+                return Err(format!("GTD: translation page {t} at page {page}, which is not its valid copy"));
+            }
+        }
+        let per_plane = |p: u32| self.t_blocks.iter().filter(|&&b| self.d.nand.plane_of_block(b) == p).count();
+        if let Some(p) = (0..self.d.geo.planes()).find(|&p| per_plane(p) != self.t_count[p as usize] as usize) {
+            return Err(format!(
+                "plane {p}: {} translation blocks counted, {} listed",
+                self.t_count[p as usize],
+                per_plane(p)
+            ));
+        }
+        let roles = self.d.role.iter().filter(|&&r| r == Role::Translation).count();
+        if roles != self.t_blocks.len() || self.t_blocks.len() > self.t_limit {
+            return Err(format!(
+                "{roles} translation-role blocks, {} listed (limit {})",
+                self.t_blocks.len(),
+                self.t_limit
+            ));
+        }
+        for &b in &self.t_blocks {
+            let first = self.d.nand.first_page(b);
+            let mut from = 0;
+            while let Some(page) = self.d.nand.next_valid(b, from) {
+                from = page - first + 1;
+                let t = self.d.p2l[page as usize] as usize;
+                if self.gtd.get(t) != Some(&page) {
+                    return Err(format!("valid translation page {page} (of {t}) is not in the GTD"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Mapping for DftlFtl {
+    #[inline]
+    fn write(&mut self, lpn: u64) -> Result<(), FtlError> {
+        self.check_range(lpn)?;
+        self.lookup_entry(lpn)?;
+        self.d.write(lpn)?;
+        self.cmt.set_dirty(lpn);
+        self.after_op(lpn)
+    }
+    #[inline]
+    fn read(&mut self, lpn: u64) -> Result<ReadOutcome, FtlError> {
+        self.check_range(lpn)?;
+        self.lookup_entry(lpn)?;
+        let r = self.d.read(lpn)?;
+        self.after_op(lpn)?;
+        Ok(r)
+    }
+    fn trim(&mut self, lpn: u64) -> Result<(), FtlError> {
+        self.check_range(lpn)?;
+        self.lookup_entry(lpn)?;
+        let mapped = self.d.lookup(lpn).is_some();
+        self.d.trim(lpn)?;
+        if mapped {
+            self.cmt.set_dirty(lpn);
+        }
+        self.after_op(lpn)
+    }
+    fn nand(&self) -> &Nand {
+        &self.d.nand
+    }
+    fn stats(&self) -> &FtlStats {
+        &self.d.stats
+    }
+    fn set_record_ops(&mut self, on: bool) {
+        self.d.set_record_ops(on)
+    }
+    fn take_ops(&mut self) -> std::vec::Drain<'_, FlashOp> {
+        self.d.take_ops()
+    }
+    fn last_tag(&self) -> u32 {
+        self.d.last_tag()
+    }
+    fn lookup(&self, lpn: u64) -> Option<u32> {
+        self.d.lookup(lpn)
+    }
+    fn memory_bytes(&self) -> usize {
+        self.d.memory_bytes() + (self.gtd.len() + self.flash_map.len()) * 4 + self.cmt.memory_bytes()
+    }
+    /// CMT entries of (4-byte logical page, `map_entry_bytes` physical page) and a 4-byte
+    /// GTD entry per translation page.
+    fn mapping_ram_bytes(&self) -> u64 {
+        let entry = 4 + self.d.s.mapping.map_entry_bytes as u64;
+        self.cmt.capacity() as u64 * entry + self.gtd.len() as u64 * 4
+    }
+    fn check_invariants(&self) -> Result<(), FtlError> {
+        self.d.check_invariants()?;
+        self.check_map().map_err(FtlError::Invariant)
+    }
+    #[inline]
+    fn prefetch_map(&self, lpn: u64) {
+        self.cmt.prefetch(lpn);
+        self.d.prefetch_map(lpn);
+    }
+    #[inline]
+    fn prefetch_page(&self, lpn: u64) {
+        self.cmt.prefetch_slot(lpn);
+        self.d.prefetch_page(lpn)
+    }
+    fn wants_background_gc(&self, plane: u32, background_free_blocks: u32) -> bool {
+        self.d.wants_background_gc(plane, background_free_blocks)
+    }
+    fn gc_step(&mut self, plane: u32) -> Result<GcStep, FtlError> {
+        let r = self.d.gc_step(plane)?;
+        self.drain()?;
+        Ok(r)
+    }
+}
