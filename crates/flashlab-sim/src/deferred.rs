@@ -55,12 +55,26 @@ impl Timeline {
     /// the queued GC that starts before it, and everything queued on its own die.
     #[inline]
     pub fn host(&mut self, op: &FlashOp, issue: u64) -> u64 {
-        debug_assert!(issue >= self.floor);
-        self.catch_up(issue);
+        self.host_at(op, None, issue, issue)
+    }
+
+    /// Book operation `op` (with a migration's `program`, if any) of a request issued at
+    /// `issue`, on the request's critical path and ready at `ready` ≥ `issue`: the host
+    /// operation itself, or foreground FTL work that must finish before it (a DFTL map
+    /// miss, a hybrid merge that frees the log block the write needs). Like a host
+    /// operation: first the queued GC that starts before `ready`, and everything queued
+    /// on its own die. Returns its end.
+    #[inline]
+    pub fn host_at(&mut self, op: &FlashOp, program: Option<&FlashOp>, issue: u64, ready: u64) -> u64 {
+        debug_assert!(issue >= self.floor && ready >= issue);
+        self.catch_up(ready);
         let die = self.die_of(op.plane);
         self.flush_die(die);
         self.floor = issue;
-        self.exec(op, issue)
+        match program {
+            Some(p) => self.exec_migration(op, p, ready),
+            None => self.exec(op, ready),
+        }
     }
 
     /// Book every queued operation that starts before `t`.

@@ -19,15 +19,22 @@ impl Engine<'_> {
     pub(crate) fn schedule(&mut self, issue: u64) -> (u64, u64) {
         let tl = self.timeline.as_mut().expect("timed run");
         let (mut host_done, mut wait) = (issue, 0);
+        // Foreground FTL work logged before the host operation of this call is on the
+        // request's critical path: the host operation is ready only when it ends.
+        let (mut ready, mut host_seen) = (issue, false);
         let mut ops = self.ftl.take_ops().peekable();
         while let Some(op) = ops.next() {
+            let program = (op.kind == OpKind::Read && op.cause != Cause::Host)
+                .then(|| ops.next_if(|p| p.kind == OpKind::Program && p.cause == op.cause))
+                .flatten();
             if op.cause == Cause::Host {
-                host_done = host_done.max(tl.host(&op, issue));
+                host_done = host_done.max(tl.host_at(&op, None, issue, ready));
                 wait = wait.max(tl.last_gc_wait_ns);
+                host_seen = true;
+            } else if !host_seen && foreground(op.cause) {
+                ready = tl.host_at(&op, program.as_ref(), issue, ready);
+                host_done = host_done.max(ready);
             } else {
-                let program = (op.kind == OpKind::Read)
-                    .then(|| ops.next_if(|p| p.kind == OpKind::Program && p.cause == op.cause))
-                    .flatten();
                 tl.gc(op, program, host_done);
             }
         }
@@ -59,4 +66,15 @@ impl Engine<'_> {
         }
         Ok(())
     }
+}
+
+/// Causes of FTL work that a host operation waits for when the FTL issues it before
+/// the host operation: a DFTL cache miss reads the translation page (and writes back a
+/// dirty victim's) before the data access (Gupta et al. 2009, §3.1–3.2); a hybrid FTL
+/// merges (and pads) to free the log block the write goes to before writing it (Kim et
+/// al. 2002, §3). GC and wear levelling of page mapping are issued after the host
+/// operation and run behind it (blocking later requests on their dies), as before.
+#[inline]
+fn foreground(cause: Cause) -> bool {
+    matches!(cause, Cause::Mapping | Cause::Merge | Cause::Padding)
 }

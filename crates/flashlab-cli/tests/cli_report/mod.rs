@@ -73,7 +73,7 @@ fn bad_report_or_plot_paths_fail_before_the_simulation() {
     let (d, cfg) = tmp("c.toml", "[workload]\nkind = \"trace\"\ntrace_path = \"missing.trace\"\n");
     let c = cfg.to_str().unwrap();
     let e = fails(&["run", c]);
-    assert!(e.contains("cannot open trace"), "{e}");
+    assert!(e.contains("workload.trace_path") && e.contains("cannot open"), "{e}");
     let file = d.path().join("f");
     std::fs::write(&file, "x").unwrap();
     let f = file.to_str().unwrap();
