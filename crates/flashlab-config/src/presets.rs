@@ -49,12 +49,17 @@ pub fn expand(tree: &mut toml::Value) -> Result<(), ConfigError> {
 /// A GC preset: its name, the (section, key, value) triples it sets, what it combines.
 pub type GcPreset = (&'static str, &'static [(&'static str, &'static str, &'static str)], &'static str);
 
-/// GC presets (seed 001's three schemes).
+/// GC presets (seed 001's three schemes, Basic-GC with two triggers).
 pub const GC_PRESETS: &[GcPreset] = &[
     (
         "basic-gc",
         &[("gc", "victim", "greedy"), ("gc", "trigger", "threshold"), ("gc", "mode", "blocking"), ("placement", "enabled", "true"), ("ftl", "host_streams", "1"), ("ftl", "gc_streams", "2")],
         "seed 001's Basic-GC: greedy victims, WECO-style hot/cold separation of migrated pages (two GC streams), non-interruptible GC",
+    ),
+    (
+        "ssdsim-basic",
+        &[("gc", "victim", "greedy"), ("gc", "trigger", "free-ratio"), ("gc", "free_ratio_min", "0.1"), ("gc", "mode", "blocking"), ("placement", "enabled", "true"), ("ftl", "host_streams", "1"), ("ftl", "gc_streams", "2")],
+        "seed 001's Basic-GC triggered as SSDsim does: one blocking greedy GC run per host page written while a plane's free pages are below 10 % (SSDsim's shipped gc hard threshold), WECO-style separation of migrated pages",
     ),
     (
         "dt-gc",

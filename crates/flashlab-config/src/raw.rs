@@ -189,6 +189,9 @@ pub struct RawGc {
     pub trigger: String,
     /// Per-plane free blocks below which GC runs.
     pub free_blocks_min: u32,
+    /// `gc.trigger = "free-ratio"`: a plane's free-page share below which each host page
+    /// written to it starts one blocking GC run (SSDsim's `gc hard threshold`, 0.10).
+    pub free_ratio_min: f64,
     /// Candidates sampled by `d-choices`.
     pub d_choices: u32,
     /// `blocking`: GC runs to completion when a plane falls below `free_blocks_min`.
@@ -199,7 +202,7 @@ pub struct RawGc {
     pub background_free_blocks: u32,
     /// Background GC collects a victim only if at most this fraction of it is valid.
     pub background_max_valid: f64,
-    /// `none`, `basic-gc`, `dt-gc`, `wpo-gc`: fills the GC, placement and stream keys the file does not set.
+    /// `none`, `basic-gc`, `ssdsim-basic`, `dt-gc`, `wpo-gc`: fills the GC, placement and stream keys the file does not set.
     pub preset: String,
     /// DT-GC coefficients: H = dt_a·E + dt_b·(1 − Vp), T = dt_big_a·E + dt_big_b·(1 − Vp) + dt_c·Ip.
     pub dt_a: f64,
@@ -223,6 +226,7 @@ impl Default for RawGc {
             victim: "greedy".into(),
             trigger: "threshold".into(),
             free_blocks_min: 2,
+            free_ratio_min: 0.10,
             d_choices: 10,
             mode: "blocking".into(),
             background_free_blocks: 4,

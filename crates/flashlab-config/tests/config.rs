@@ -149,10 +149,17 @@ fn gc_presets_fill_unset_keys() {
     // An explicit key wins over the preset.
     let (raw, _) = load("[gc]\npreset = \"wpo-gc\"\nvictim = \"cat\"\n", "x", &[]).unwrap();
     assert_eq!(raw.gc.victim, "cat");
+    let (raw, s) = load("", "x", &["gc.preset=ssdsim-basic".into()]).unwrap();
+    assert_eq!((raw.gc.victim.as_str(), raw.gc.mode.as_str(), raw.ftl.gc_streams), ("greedy", "blocking", 2));
+    assert_eq!(s.ftl.trigger, flashlab_ftl::Trigger::FreeRatio { min: 0.1 });
+    let (_, s) = load("", "x", &["gc.preset=ssdsim-basic".into(), "gc.free_ratio_min=0.05".into()]).unwrap();
+    assert_eq!(s.ftl.trigger, flashlab_ftl::Trigger::FreeRatio { min: 0.05 });
+    assert!(err("", &["gc.trigger=free-ratio", "gc.free_ratio_min=1"]).contains("gc.free_ratio_min"));
+    assert!(err("", &["gc.trigger=ratio"]).contains("threshold, dt-gc, free-ratio"));
     let (raw, s) = load("", "x", &["gc.preset=basic-gc".into()]).unwrap();
     assert_eq!((raw.ftl.gc_streams, raw.gc.mode.as_str()), (2, "blocking"));
     assert_eq!(s.gc_mode, GcMode::Blocking);
-    assert!(err("", &["gc.preset=best-gc"]).contains("none, basic-gc, dt-gc, wpo-gc"));
+    assert!(err("", &["gc.preset=best-gc"]).contains("none, basic-gc, ssdsim-basic, dt-gc, wpo-gc"));
     assert!(err("", &["gc.victim=wpo", "gc.wpo_k=0"]).contains("gc.wpo_k"));
     assert!(err("", &["gc.trigger=dt-gc", "gc.dt_a=2"]).contains("gc.dt_a"));
 }

@@ -69,12 +69,30 @@ impl PageFtl {
                 self.dt_check(plane, &p)?;
             }
         }
+        if let Trigger::FreeRatio { min } = self.s.trigger {
+            self.ratio_check(plane, min)?;
+        }
         self.collect_to_reserve(plane)?;
         if self.s.wear.static_threshold > 0 {
             self.static_wear_level(plane)?;
             self.collect_to_reserve(plane)?;
         }
         Ok(())
+    }
+
+    /// SSDsim's `gc hard threshold` (pagemap.c `get_ppn` queues one GC_UNINTERRUPT node
+    /// per page written while the plane's free pages are below the ratio;
+    /// `uninterrupt_gc` collects the block with the most invalid pages, or nothing when
+    /// no block has an invalid page): one blocking run of one victim.
+    fn ratio_check(&mut self, plane: u32, min: f64) -> Result<(), FtlError> {
+        if self.free_page_ratio(plane) >= min {
+            return Ok(());
+        }
+        let view = PlaneView { ftl: self, plane, oldest: None };
+        match view.min_valid() {
+            Some(b) if self.nand.valid_count(b) < self.geo.pages_per_block => self.gc_once(plane).map(|_| ()),
+            _ => Ok(()),
+        }
     }
 
     /// Blocking GC until `plane` has its reserve of free blocks.
@@ -153,25 +171,33 @@ impl PageFtl {
     pub fn wants_background_gc(&self, plane: u32, background_free_blocks: u32) -> bool {
         self.gc_in_progress(plane)
             || match self.s.trigger {
-                Trigger::Threshold => self.free[plane as usize].len() < background_free_blocks as usize,
+                Trigger::Threshold | Trigger::FreeRatio { .. } => {
+                    self.free[plane as usize].len() < background_free_blocks as usize
+                }
                 Trigger::DtGc(_) => self.bg_wanted[plane as usize],
             }
     }
 
     /// Free, valid and invalid page ratios of a plane.
     pub fn page_ratios(&self, plane: u32) -> (f64, f64, f64) {
+        let total = (self.geo.blocks_per_plane as u64 * self.geo.pages_per_block as u64) as f64;
+        let bpp = self.geo.blocks_per_plane;
+        let valid: u64 = (plane * bpp..(plane + 1) * bpp).map(|b| self.nand.valid_count(b) as u64).sum();
+        let fp = self.free_page_ratio(plane);
+        let vp = valid as f64 / total;
+        (fp, vp, (1.0 - fp - vp).max(0.0))
+    }
+
+    /// Share of a plane's pages that are free: free blocks and the unwritten pages of
+    /// its open blocks (SSDsim's `plane.free_page`).
+    pub fn free_page_ratio(&self, plane: u32) -> f64 {
         let ppb = self.geo.pages_per_block as u64;
         let total = (self.geo.blocks_per_plane as u64 * ppb) as f64;
         let p = plane as usize;
         let slots = &self.open[p * self.slots as usize..(p + 1) * self.slots as usize];
         let open_free: u64 =
             slots.iter().filter(|&&b| b != NO_BLOCK).map(|&b| ppb - self.nand.write_pointer(b) as u64).sum();
-        let free = self.free[p].len() as u64 * ppb + open_free;
-        let bpp = self.geo.blocks_per_plane;
-        let valid: u64 = (plane * bpp..(plane + 1) * bpp).map(|b| self.nand.valid_count(b) as u64).sum();
-        let fp = free as f64 / total;
-        let vp = valid as f64 / total;
-        (fp, vp, (1.0 - fp - vp).max(0.0))
+        (self.free[p].len() as u64 * ppb + open_free) as f64 / total
     }
 
     /// DT-GC's check: collect now below H, ask for interruptible GC below T.

@@ -5,6 +5,10 @@
 //! free-, valid- and invalid-page ratios and E the over-provisioning ratio. FP < H: an
 //! urgent (non-interruptible) GC request; H ≤ FP < T: an interruptible one (run in idle
 //! time by preemptible GC); FP ≥ T: none. `free_blocks_min` stays a hard floor.
+//! `FreeRatio` (SSDsim, Hu et al. 2011, `pagemap.c` `get_ppn`): after each host page
+//! programmed to a plane, if the plane's free pages fall below `min` × its pages
+//! (`gc hard threshold`, 0.10 in SSDsim's shipped `page.parameters`), one
+//! non-interruptible GC run collects one victim in that plane.
 
 /// DT-GC's coefficients (seed 001: a 0.3, b 0.1, A 0.5, B 0.3, c 0.2).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -51,6 +55,13 @@ impl DtParams {
 pub enum Trigger {
     Threshold,
     DtGc(DtParams),
+    /// SSDsim's hard threshold on a plane's free-page ratio.
+    FreeRatio { min: f64 },
+}
+
+impl Trigger {
+    /// SSDsim's shipped `gc hard threshold` (page.parameters: 0.10).
+    pub const SSDSIM_FREE_RATIO: f64 = 0.10;
 }
 
 /// What a plane's state asks of GC.

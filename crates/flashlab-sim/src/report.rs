@@ -52,6 +52,7 @@ impl Engine<'_> {
             map_cache_hit_ratio: (applies.map && ftl.map_cache_lookups > 0)
                 .then(|| ftl.map_cache_hits as f64 / ftl.map_cache_lookups as f64),
             mapping_ram_bytes: Some(self.ftl.mapping_ram_bytes()),
+            erase_count_stddev_block: esd,
             read_requests: self.op_counts[0],
             write_requests: self.op_counts[1],
             trim_requests: self.op_counts[2],

@@ -39,6 +39,9 @@ pub struct RunResult {
     pub map_writes: Option<u64>,
     pub map_cache_hit_ratio: Option<f64>,
     pub mapping_ram_bytes: Option<u64>,
+    /// Population std-dev of the erases each block did during the measured run (seed 001's
+    /// figure 10). The same quantity as `erase_count_stddev`, named beside the per-plane one.
+    pub erase_count_stddev_block: f64,
     // Beyond the contract.
     pub read_requests: u64,
     pub write_requests: u64,
@@ -176,6 +179,14 @@ pub(crate) fn erase_stats(counts: impl Iterator<Item = u64>) -> (u64, u64, f64, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn erase_stats_are_population_statistics() {
+        let (min, max, mean, sd) = erase_stats([1u64, 2, 3, 4].into_iter());
+        assert_eq!((min, max, mean), (1, 4, 2.5));
+        assert!((sd - 1.25f64.sqrt()).abs() < 1e-12, "{sd}");
+        assert_eq!(erase_stats(std::iter::empty()), (0, 0, 0.0, 0.0));
+    }
 
     #[test]
     fn latency_quantiles() {

@@ -41,10 +41,22 @@ fn result_has_every_contract_key() {
     let keys = "requests host_read_pages host_write_pages host_trim_pages nand_read_pages nand_program_pages nand_erases \
         gc_runs gc_copied_pages waf erase_count_min erase_count_max erase_count_mean erase_count_stddev read_latency_us_mean \
         read_latency_us_p99 write_latency_us_mean write_latency_us_p99 iops sim_time_s wall_time_s config \
-        skipped_lines reordered_requests folded_requests";
+        skipped_lines reordered_requests folded_requests erase_count_stddev_block \
+        merges_switch merges_partial merges_full merge_copied_pages padding_pages map_reads map_writes \
+        map_cache_hit_ratio mapping_ram_bytes";
     for k in keys.split_whitespace() {
         assert!(r.get(k).is_some(), "missing {k}");
     }
+}
+
+#[test]
+fn block_erase_spread_is_the_per_block_std_dev() {
+    let r = synth(&["workload.requests=30000", "device.blocks_per_plane=32", "timing.enabled=false"]);
+    assert!(r.nand_erases > 0);
+    assert!(r.erase_count_stddev_block > 0.0);
+    assert_eq!(r.erase_count_stddev_block, r.erase_count_stddev);
+    let j = serde_json::to_value(&r).unwrap();
+    assert_eq!(j["erase_count_stddev_block"].as_f64(), Some(r.erase_count_stddev));
 }
 
 #[test]

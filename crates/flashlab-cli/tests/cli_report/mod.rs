@@ -120,7 +120,7 @@ fn browse(chrome: &Path, page: &Path, extra: &[&str]) -> (String, Vec<String>) {
     let url = format!("file://{}", page.display());
     let out = Command::new(chrome)
         .args(["--headless", "--disable-gpu", "--no-sandbox", "--enable-logging=stderr", "--v=0"])
-        .args(["--force-device-scale-factor=1", "--window-size=1100,6000", "--hide-scrollbars"])
+        .args(["--force-device-scale-factor=1", "--window-size=1100,14000", "--hide-scrollbars"])
         .args(extra)
         .arg(url)
         .output()

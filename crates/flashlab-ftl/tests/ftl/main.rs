@@ -73,14 +73,16 @@ fn policies() -> impl Strategy<Value = VictimPolicy> {
 }
 
 /// Trigger, placement, wear levelling and stream counts for the model-based test.
-fn options() -> impl Strategy<Value = (bool, bool, bool, u32, u32)> {
-    (any::<bool>(), any::<bool>(), any::<bool>(), 0u32..4, 1u32..3)
+fn options() -> impl Strategy<Value = (u8, bool, bool, u32, u32)> {
+    (0u8..3, any::<bool>(), any::<bool>(), 0u32..4, 1u32..3)
 }
 
-fn apply_options(s: &mut FtlSettings, (dt, placement, dynamic, static_wl, gc_streams): (bool, bool, bool, u32, u32)) {
-    if dt {
-        s.trigger = Trigger::DtGc(DtParams { check_pages: 4, ..DtParams::seed001(0.25) });
-    }
+fn apply_options(s: &mut FtlSettings, (trigger, placement, dynamic, static_wl, gc_streams): (u8, bool, bool, u32, u32)) {
+    s.trigger = match trigger {
+        0 => Trigger::Threshold,
+        1 => Trigger::DtGc(DtParams { check_pages: 4, ..DtParams::seed001(0.25) }),
+        _ => Trigger::FreeRatio { min: Trigger::SSDSIM_FREE_RATIO },
+    };
     if placement {
         s.placement = Some(flashlab_hotdata::IdentifierSpec::from_name("temperature-table").unwrap());
     }
@@ -375,6 +377,38 @@ fn dt_gc_keeps_free_space_above_the_urgent_threshold() {
     // Checked every 8 host pages per plane: the plane may fall below H by at most that many pages.
     let slack = 8.0 / (64.0 * 16.0);
     assert!(min_margin > -slack - 1e-9, "free ratio fell {min_margin} below H");
+}
+
+/// SSDsim's trigger: GC runs only when a plane's free-page ratio is below the threshold,
+/// one run per host page, so no plane falls more than one page below it.
+#[test]
+fn free_ratio_trigger_runs_one_gc_per_page_below_the_ratio() {
+    let g = geo(1, 40, 8);
+    let mut s = settings(&g, 0.3, VictimPolicy::Greedy);
+    s.strict = false;
+    let min = 0.2;
+    s.trigger = Trigger::FreeRatio { min };
+    let l = s.logical_pages;
+    let mut ftl = PageFtl::new(g, s);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+    let page = 1.0 / (40.0 * 8.0);
+    let ratios = |f: &PageFtl| (0..g.planes()).map(|p| f.free_page_ratio(p)).collect::<Vec<_>>();
+    let (mut below, mut above) = (0, 0);
+    for i in 0..20_000u64 {
+        let before = ratios(&ftl);
+        let runs = ftl.stats().gc_runs;
+        ftl.write(if i < l { i } else { rng.next_u64() % l }).unwrap();
+        let delta = ftl.stats().gc_runs - runs;
+        assert!(delta <= 1, "write {i}: {delta} GC runs");
+        if before.iter().all(|&r| r - page >= min - 1e-12) {
+            assert_eq!(delta, 0, "write {i}: GC ran with every plane at or above the ratio: {before:?}");
+            above += 1;
+        } else {
+            below += delta;
+        }
+        assert!(ratios(&ftl).iter().all(|&r| r >= min - page - 1e-12), "write {i}: {:?}", ratios(&ftl));
+    }
+    assert!(below > 1000 && above > 1000, "{below} {above}");
 }
 
 fn erase_spread(wear: WearLevelling) -> (u32, u64) {
