@@ -68,12 +68,22 @@ impl Fs {
         Ok(())
     }
 
-    /// Marks the FS unusable after a flash failure and runs strict checks.
+    /// Marks the FS unusable after a flash failure, runs a requested
+    /// background commit (UBIFS's `ubifs_bg_thread` runs it as soon as it is
+    /// woken, here right after the operation that asked for it), and runs
+    /// strict checks.
     fn leave<T>(&mut self, r: FsResult<T>) -> FsResult<T> {
         match &r {
             Err(FsError::Io(_)) | Err(FsError::Corrupt(_)) => self.broken = true,
             _ => {}
         }
+        let r = match r {
+            Ok(v) if self.bg_commit && !self.broken => {
+                self.counters.bg_commits += 1;
+                self.commit().map(|_| v)
+            }
+            r => r,
+        };
         if self.cfg.strict && !self.broken {
             self.check_invariants()?;
         }
@@ -552,10 +562,11 @@ impl Fs {
         self.leave(r)
     }
 
-    /// Makes everything written so far durable (all journal heads).
+    /// Makes the file's nodes durable: syncs the write buffers holding
+    /// nodes of its inode (`ubifs_fsync` → `ubifs_sync_wbufs_by_inode`).
     pub fn fsync(&mut self, fd: Fd) -> FsResult<()> {
         self.enter()?;
-        let r = self.fd_inum(fd).and_then(|_| self.sync_heads());
+        let r = self.fd_inum(fd).and_then(|inum| self.sync_heads_of(inum));
         self.leave(r)
     }
 
@@ -564,6 +575,20 @@ impl Fs {
         self.enter()?;
         let r = self.sync_heads();
         self.leave(r)
+    }
+
+    /// Moves simulated time to `now_ns` (never backwards) and does what is
+    /// due by then: write buffers whose timer expired are synced.
+    pub fn advance_to(&mut self, now_ns: u64) -> FsResult<()> {
+        self.enter()?;
+        self.now_ns = self.now_ns.max(now_ns);
+        let r = self.sync_expired_wbufs();
+        self.leave(r)
+    }
+
+    /// Simulated time of the file system (ns).
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns
     }
 
     /// Commits the journal into the index now (a checkpoint: with the

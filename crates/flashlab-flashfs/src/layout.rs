@@ -24,6 +24,33 @@ pub struct FsGeo {
 /// Bytes of one LPT pnode (4 LEBs) or nnode (4 children), aligned.
 pub const LPT_NODE_BYTES: u32 = 88;
 
+/// Size of a reference node rounded up to a min. I/O unit (UBIFS's
+/// `ref_node_alsz`; UBIFS_REF_NODE_SZ is 64 bytes).
+fn ref_node_alsz(min_io: u32) -> u32 {
+    64u32.next_multiple_of(min_io)
+}
+
+/// UBIFS's default journal of a volume of `leb_count` LEBs, as
+/// `create_default_filesystem` (sb.c) computes it: (log LEBs, bud LEBs).
+/// The journal is 5 % of the LEBs (DEFAULT_JNL_PERCENT), at least 5
+/// (UBIFS_MIN_JNL_LEBS) and at most 32 MiB (DEFAULT_MAX_JNL); the log holds
+/// twice a reference node per journal LEB, plus one LEB for the commit,
+/// plus one more on volumes of more than 25 LEBs; the buds are the rest of
+/// the journal, at least 3 (UBIFS_MIN_BUD_LEBS).
+pub fn ubifs_default_journal(leb_count: u32, leb_bytes: u32, min_io: u32) -> (u32, u32) {
+    const MIN_LEB_CNT: u32 = 17; // UBIFS_MIN_LEB_CNT
+    let mut jnl = (leb_count as u64 * 5 / 100).max(5) as u32;
+    if jnl as u64 * leb_bytes as u64 > 32 << 20 {
+        jnl = (32u32 << 20) / leb_bytes;
+    }
+    let tmp = 2 * ref_node_alsz(min_io) as u64 * jnl as u64 + leb_bytes as u64 - 1;
+    let mut log = (tmp / leb_bytes as u64) as u32 + 1;
+    if leb_count.saturating_sub(MIN_LEB_CNT) > 8 {
+        log += 1;
+    }
+    (log, jnl.saturating_sub(log).max(3))
+}
+
 impl FsGeo {
     pub fn new(leb_count: u32, leb_bytes: u32, min_io: u32, log_lebs: u32, lpt_lebs: u32) -> FsGeo {
         let log_first = 3;

@@ -128,6 +128,21 @@ pub enum Node {
     Lpt(LptNode),
 }
 
+impl Node {
+    /// Inodes a journal node belongs to (its inode; a directory entry's
+    /// directory and target), as UBIFS's journal functions register them
+    /// with `ubifs_wbuf_add_ino_nolock`. 0 = none.
+    pub fn inums(&self) -> [u32; 2] {
+        match self {
+            Node::Ino(i) => [i.inum, 0],
+            Node::Data(d) => [d.inum, 0],
+            Node::Dent(d) => [d.parent, d.target],
+            Node::Trun { inum, .. } => [*inum, 0],
+            _ => [0, 0],
+        }
+    }
+}
+
 /// A parsed common header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hdr {

@@ -26,10 +26,13 @@ pub struct FsSettings {
     pub fanout: u32,
     /// Compression of data nodes.
     pub compression: Compression,
-    /// LEBs of the journal log (reference nodes).
+    /// LEBs of the journal log (reference nodes); 0 = UBIFS's default for
+    /// the volume (`create_default_filesystem`). Fixed at format time.
     pub log_lebs: u32,
-    /// Commit when this many buds are in the journal (0 = a quarter of
-    /// the main area).
+    /// Journal size in bud LEBs (UBIFS's `max_bud_bytes` / LEB size): a
+    /// commit is required when a new bud would exceed it, a background
+    /// commit starts at 13/16 of it. 0 = UBIFS's default for the volume
+    /// (5 % of the LEBs, at most 32 MiB, less the log).
     pub journal_max_buds: u32,
     /// Run `check_invariants` after every operation (slow; for tests).
     pub strict: bool,
@@ -70,7 +73,7 @@ impl Default for FsSettings {
         Self {
             fanout: 8,
             compression: Compression::Lz4,
-            log_lebs: 4,
+            log_lebs: 0,
             journal_max_buds: 0,
             strict: false,
             hot_journals: false,
@@ -91,8 +94,8 @@ impl FsSettings {
         if !(3..=64).contains(&self.fanout) {
             return Err(SettingsError::new("fanout", "must be in 3..=64"));
         }
-        if !(2..=64).contains(&self.log_lebs) {
-            return Err(SettingsError::new("log_lebs", "must be in 2..=64"));
+        if self.log_lebs != 0 && !(2..=64).contains(&self.log_lebs) {
+            return Err(SettingsError::new("log_lebs", "must be 0 (UBIFS's default) or in 2..=64"));
         }
         if self.journal_max_buds == 1 {
             return Err(SettingsError::new("journal_max_buds", "must be 0 (auto) or at least 2"));
