@@ -215,6 +215,20 @@ impl Tracker {
         }
     }
 
+    /// fsync makes one file's data and size durable (UBIFS's `ubifs_fsync`
+    /// syncs only the write buffers holding that inode's nodes), nothing
+    /// else; a file whose name changed since the last sync stays uncertain.
+    fn fsynced(&mut self, p: &str) {
+        self.fsyncs += 1;
+        if self.uncertain.contains(p) {
+            return;
+        }
+        if let Some(e) = self.model.entries.get(p) {
+            self.durable.entries.insert(p.to_string(), e.clone());
+            self.unknown.remove(p);
+        }
+    }
+
     fn synced(&mut self) {
         self.durable = self.model.clone();
         self.unknown.clear();
@@ -302,8 +316,10 @@ fn run_workload(mut nand: Nand, s: &CampaignSettings, ops: &[Op], cut: Option<u6
                 }
                 if want.is_ok() {
                     t.note(op);
-                    if matches!(op, Op::Fsync(_) | Op::Sync) {
-                        t.synced();
+                    match op {
+                        Op::Sync => t.synced(),
+                        Op::Fsync(i) => t.fsynced(PATHS[*i % PATHS.len()]),
+                        _ => {}
                     }
                 }
             }
