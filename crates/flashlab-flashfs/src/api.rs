@@ -16,33 +16,7 @@ pub const MAX_FILE_BYTES: u64 = 1 << 32;
 /// Longest name.
 pub const NAME_MAX: usize = 255;
 
-/// `stat` result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stat {
-    pub inum: u32,
-    pub size: u64,
-    pub is_dir: bool,
-    pub nlink: u32,
-}
-
-/// One `readdir` entry.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct DirEntry {
-    pub name: String,
-    pub inum: u32,
-    pub is_dir: bool,
-}
-
-/// `statfs` result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StatFs {
-    pub block_bytes: u64,
-    pub total_bytes: u64,
-    pub available_bytes: u64,
-    pub leb_bytes: u32,
-    pub main_lebs: u32,
-    pub empty_lebs: u32,
-}
+pub use flashlab_vfs::{DirEntry, Stat, StatFs};
 
 fn split(path: &str) -> FsResult<Vec<&[u8]>> {
     if !path.starts_with('/') {
@@ -61,6 +35,13 @@ fn split(path: &str) -> FsResult<Vec<&[u8]>> {
 }
 
 impl Fs {
+    /// Runs one operation between `enter` and `leave`.
+    pub(crate) fn run<T>(&mut self, f: impl FnOnce(&mut Fs) -> FsResult<T>) -> FsResult<T> {
+        self.enter()?;
+        let r = f(self);
+        self.leave(r)
+    }
+
     fn enter(&mut self) -> FsResult<()> {
         if self.broken {
             return Err(Errno::EIO.into());
@@ -274,7 +255,7 @@ impl Fs {
         Ok(block)
     }
 
-    fn data_node(&self, inum: u32, b: u32, bytes: &[u8]) -> Node {
+    pub(crate) fn data_node(&self, inum: u32, b: u32, bytes: &[u8]) -> Node {
         let (c, payload) = compress(self.cfg.compression, bytes);
         let (compr, payload) = if self.cfg.elide_payload {
             (c.code() | COMPR_ELIDED, vec![0; payload.len()])
@@ -330,7 +311,7 @@ impl Fs {
         Ok(data.len())
     }
 
-    fn write_inode(&mut self, ino: &InoNode) -> FsResult<()> {
+    pub(crate) fn write_inode(&mut self, ino: &InoNode) -> FsResult<()> {
         let key = Key::ino(ino.inum);
         let h = self.pick_head(Class::Meta, std::slice::from_ref(&key), &[]);
         let loc = self.journal_write(h, &[Node::Ino(ino.clone())])?[0];
@@ -612,6 +593,7 @@ impl Fs {
             block_bytes: BLOCK,
             total_bytes: self.geo.main_lebs() as u64 * self.geo.leb_bytes as u64,
             available_bytes: self.available_bytes(),
+            free_bytes: self.available_bytes(),
             leb_bytes: self.geo.leb_bytes,
             main_lebs: self.geo.main_lebs(),
             empty_lebs: self.count_empty(),

@@ -78,7 +78,7 @@ impl Fs {
     pub(crate) fn budget(&mut self, node_bytes: u64, deletion: bool) -> FsResult<()> {
         let maxn = self.geo.max_node_bytes() as u64;
         let switches = node_bytes / (self.geo.leb_bytes as u64 - maxn) + 2;
-        let need = node_bytes + switches * maxn + self.geo.min_io as u64;
+        let need = node_bytes + switches * maxn + self.geo.min_io as u64 + self.reserved_bytes;
         if self.reclaimable_bytes() >= need + self.reserve_bytes(deletion) {
             return Ok(());
         }
@@ -99,7 +99,7 @@ impl Fs {
 
     /// Free bytes a user could still write (statfs).
     pub(crate) fn available_bytes(&self) -> u64 {
-        let r = self.reserve_bytes(false) + self.geo.max_node_bytes() as u64;
+        let r = self.reserve_bytes(false) + self.geo.max_node_bytes() as u64 + self.reserved_bytes;
         self.reclaimable_bytes().saturating_sub(r)
     }
 }

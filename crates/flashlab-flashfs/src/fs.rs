@@ -68,9 +68,7 @@ pub struct LogPos {
     pub used: u32,
 }
 
-/// An open file handle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Fd(pub u64);
+pub use flashlab_vfs::Fd;
 
 /// A mounted flashfs.
 pub struct Fs {
@@ -111,6 +109,9 @@ pub struct Fs {
     pub(crate) bg_commit: bool,
     /// Sum of the start offsets of the current buds (see `bud_bytes`).
     pub(crate) bud_start_bytes: u64,
+    /// Space budgeted for dirty pages of the page cache above
+    /// (`ubifs_budget_space`'s outstanding data growth).
+    pub(crate) reserved_bytes: u64,
 }
 
 impl Fs {
@@ -148,6 +149,7 @@ impl Fs {
             now_ns: 0,
             bg_commit: false,
             bud_start_bytes: 0,
+            reserved_bytes: 0,
         }
     }
 

@@ -41,12 +41,15 @@ pub mod scaling;
 mod settings;
 mod stats;
 mod tnc;
+mod vfs_impl;
 mod vmap;
 
 pub use api::{DirEntry, Stat, StatFs, BLOCK, MAX_FILE_BYTES, NAME_MAX};
 pub use compress::Compression;
 pub use error::{Errno, FsError, FsResult, InvariantViolation, MountFailure};
+pub use flashlab_vfs::{CacheSettings, FileSystem, PageCache};
 pub use fs::{Fd, Fs};
+pub use vfs_impl::OnFlash;
 pub use layout::FsGeo;
 pub use settings::{FsSettings, HotHeadMapping};
 pub use stats::{distribution, EraseDistribution, FsCounters, Stats};

@@ -9,6 +9,8 @@ use crate::key::Key;
 
 pub const NODE_MAGIC: u32 = 0x0610_1831;
 pub const HDR: usize = 24;
+/// UBIFS_INO_NODE_SZ (ubifs-media.h).
+pub const INO_NODE_BYTES: usize = 160;
 pub const ALIGN: usize = 8;
 
 pub const T_INO: u8 = 0;

@@ -5,7 +5,7 @@
 //! still usable, and that nothing panicked.
 
 use crate::model::{apply_fs, apply_model, read_path, Entry, ModelFs, Op, PATHS};
-use crate::{Fs, FsError, FsSettings};
+use crate::{Fs, FsError, FsSettings, OnFlash, PageCache};
 use flashlab_mtd::{Nand, NandSettings, SettingsError};
 use flashlab_ubi::{Ubi, UbiSettings};
 use rand::{Rng, SeedableRng};
@@ -280,7 +280,17 @@ enum Run {
     Broken(String),
 }
 
-fn run_workload(mut nand: Nand, s: &CampaignSettings, ops: &[Op], cut: Option<u64>) -> Run {
+fn run_workload(nand: Nand, s: &CampaignSettings, ops: &[Op], cut: Option<u64>) -> Run {
+    if s.fs.page_cache {
+        run_workload_on::<PageCache<Fs>>(nand, s, ops, cut)
+    } else {
+        run_workload_on::<Fs>(nand, s, ops, cut)
+    }
+}
+
+/// Runs the workload on flashfs, under the page cache or not (`F`); at the
+/// cut, whatever the cache held is lost.
+fn run_workload_on<F: OnFlash>(mut nand: Nand, s: &CampaignSettings, ops: &[Op], cut: Option<u64>) -> Run {
     let start = nand.stats().ops;
     nand.arm_power_cut(cut.map(|c| start + c));
     let mut t = Tracker::default();
@@ -289,23 +299,23 @@ fn run_workload(mut nand: Nand, s: &CampaignSettings, ops: &[Op], cut: Option<u6
     }
     t.durable = t.model.clone();
     let mut fs = match mount(nand, s) {
-        Ok(fs) => fs,
+        Ok(fs) => F::wrap(fs),
         Err((Some(n), e)) if n.is_powered_off() && e.is_power_cut() => return Run::Cut(n, t),
         Err((_, e)) => return Run::Broken(format!("mount before workload: {e}")),
     };
     let mut held = Vec::new();
     for (i, op) in ops.iter().enumerate() {
         let r = apply_fs(&mut fs, &mut held, op);
-        let powered_off = fs.ubi().nand().is_powered_off();
+        let powered_off = fs.flash().ubi().nand().is_powered_off();
         match r {
             Err(e) if powered_off || e.is_power_cut() => {
                 t.note(op);
-                return Run::Cut(fs.into_ubi().into_nand(), t);
+                return Run::Cut(fs.into_flash_lost().into_ubi().into_nand(), t);
             }
             Err(e) => return Run::Broken(format!("op {i} {op:?}: {e}")),
             Ok(_) if powered_off => {
                 t.note(op);
-                return Run::Cut(fs.into_ubi().into_nand(), t);
+                return Run::Cut(fs.into_flash_lost().into_ubi().into_nand(), t);
             }
             Ok(Err(crate::Errno::ENOSPC)) => t.enospc += 1,
             Ok(got) => {
@@ -325,8 +335,8 @@ fn run_workload(mut nand: Nand, s: &CampaignSettings, ops: &[Op], cut: Option<u6
             }
         }
     }
-    let stats = Box::new(fs.stats());
-    let n = fs.into_ubi().into_nand();
+    let stats = Box::new(fs.flash().stats());
+    let n = fs.into_flash_lost().into_ubi().into_nand();
     if n.is_powered_off() {
         Run::Cut(n, t)
     } else {

@@ -66,6 +66,15 @@ pub struct FsSettings {
     /// longer grows with the data on flash; file reads return zeros. For
     /// long benchmarks only. Default false.
     pub elide_payload: bool,
+    /// Run under the page cache of the shared file-system layer (Linux's
+    /// writeback rules, simulated time): writes stay in memory until
+    /// writeback, fsync, sync, unmount or memory pressure. Default true;
+    /// false = every write goes straight into the journal (the old model).
+    /// Used by the drivers (`fs bench`, the power-cut campaign, the
+    /// reproduction); the file system itself ignores it.
+    pub page_cache: bool,
+    /// The page cache's settings (memory, dirty ratios, writeback times).
+    pub cache: flashlab_vfs::CacheSettings,
 }
 
 impl Default for FsSettings {
@@ -84,6 +93,8 @@ impl Default for FsSettings {
             hot_identifier: IdentifierSpec::default(),
             hot_identifier_seed: 0,
             elide_payload: false,
+            page_cache: true,
+            cache: flashlab_vfs::CacheSettings::default(),
         }
     }
 }
@@ -102,6 +113,9 @@ impl FsSettings {
         }
         if self.delayed_hot_commit_every > 1_000_000 {
             return Err(SettingsError::new("delayed_hot_commit_every", "must be at most 1000000"));
+        }
+        if let Err(e) = self.cache.validate() {
+            return Err(SettingsError::new("cache", e.to_string()));
         }
         if let Err(e) = self.hot_identifier.validate() {
             return Err(SettingsError::new("hot_identifier", e.to_string()));

@@ -88,10 +88,12 @@ impl<F: FileSystem> PageCache<F> {
                 let i = &self.inodes[&inum];
                 (i.size, i.synced_size, i.dirty)
             };
-            if dirty && index * PAGE_BYTES >= synced {
+            // ubifs_writepage: a page (or the page straddling i_size) that
+            // reaches past the size on flash needs the inode written first.
+            let valid = size.saturating_sub(index * PAGE_BYTES).min(PAGE_BYTES) as usize;
+            if dirty && index * PAGE_BYTES + valid as u64 > synced {
                 self.write_inode_now(inum)?;
             }
-            let valid = size.saturating_sub(index * PAGE_BYTES).min(PAGE_BYTES) as usize;
             let data = self.page_bytes((inum, index)).map(|b| b[..valid].to_vec()).unwrap_or_default();
             self.fs.writepage(inum, index, &data)?;
             self.mark_clean((inum, index));
