@@ -317,7 +317,14 @@ fn run_workload_on<F: OnFlash>(mut nand: Nand, s: &CampaignSettings, ops: &[Op],
                 t.note(op);
                 return Run::Cut(fs.into_flash_lost().into_ubi().into_nand(), t);
             }
-            Ok(Err(crate::Errno::ENOSPC)) => t.enospc += 1,
+            Ok(Err(crate::Errno::ENOSPC)) => {
+                // A refused write may still have been partly written (a
+                // short write under the page cache): its range is unknown.
+                t.enospc += 1;
+                if matches!(op, Op::Write { .. }) {
+                    t.note(op);
+                }
+            }
             Ok(got) => {
                 let want = apply_model(&mut t.model, &mut t.held, op);
                 if got != want {
@@ -419,7 +426,9 @@ fn run_cut(base: &Nand, s: &CampaignSettings, ops: &[Op], cut: u64) -> CutOutcom
     let mut out = CutOutcome::default();
     let (mut nand, t) = match run_workload(base.clone(), s, ops, Some(cut)) {
         Run::Done(..) => return out,
-        Run::Cut(n, t) => (n, t),
+        Run::Cut(n, t) => {
+            (n, t)
+        }
         Run::Broken(msg) => {
             out.reached = true;
             out.violation = Some(format!("cut {cut}: before the cut: {msg}"));

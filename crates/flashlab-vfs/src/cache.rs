@@ -288,46 +288,77 @@ impl<F: FileSystem> PageCache<F> {
             return Ok(0);
         }
         let end = offset + data.len() as u64;
-        let size = self.inodes.get(&inum).map_or(0, |i| i.size);
+        // Budget every page this write newly dirties before touching any,
+        // so that ENOSPC leaves the file unchanged (UBIFS budgets page by
+        // page in `ubifs_write_begin`, which can end in a short write).
+        let (first, last) = (offset / PAGE_BYTES, (end - 1) / PAGE_BYTES);
+        let fresh_dirty = (first..=last).filter(|i| !self.pages.get(&(inum, *i)).is_some_and(|p| p.1)).count() as u64;
+        self.reserve(fresh_dirty)?;
+        let mut budget = fresh_dirty;
+        let r = self.copy_in(fd, inum, offset, data, &mut budget);
+        self.fs.release_pages(budget);
+        r?;
+        self.balance_dirty_pages()?;
+        Ok(data.len())
+    }
+
+    /// Reserves flash space for `pages` newly dirtied pages; on ENOSPC,
+    /// writes back dirty data and commits, then tries once more
+    /// (`make_free_space` → `shrink_liability`, budget.c).
+    fn reserve(&mut self, pages: u64) -> Result<(), F::Error> {
+        if pages == 0 {
+            return Ok(());
+        }
+        match self.fs.reserve_pages(pages) {
+            Err(e) if F::errno(&e) == Errno::ENOSPC => {
+                self.write_back_all(Reason::Sync)?;
+                self.fs.commit()?;
+                self.fs.reserve_pages(pages)
+            }
+            r => r,
+        }
+    }
+
+    /// Copies `data` into the page cache at `offset` (pages budgeted: `budget`).
+    fn copy_in(&mut self, fd: Fd, inum: u32, offset: u64, data: &[u8], budget: &mut u64) -> Result<(), F::Error> {
+        let end = offset + data.len() as u64;
         let mut pos = offset;
         while pos < end {
+            let size = self.inodes.get(&inum).map_or(0, |i| i.size);
             let index = pos / PAGE_BYTES;
             let (s, e) = ((pos % PAGE_BYTES) as usize, ((end - index * PAGE_BYTES).min(PAGE_BYTES)) as usize);
             // write_begin reads the page unless it is all overwritten or
             // lies beyond the file's end.
             let fresh = (s == 0 && e == PAGE) || index * PAGE_BYTES >= size;
-            self.dirty_page(fd, inum, index, fresh)?;
+            self.dirty_page(fd, inum, index, fresh, budget)?;
             let f = self.pages[&(inum, index)].0;
             let src = &data[(pos - offset) as usize..(pos - offset) as usize + e - s];
             self.frames[f * PAGE + s..f * PAGE + e].copy_from_slice(src);
             pos = index * PAGE_BYTES + e as u64;
+            // write_end, page by page (generic_perform_write): i_size grows
+            // and the inode (size, mtime: file_update_time) becomes dirty,
+            // so writeback in the middle of a long write sees each copied
+            // page inside the file.
+            let now = self.now_ns;
+            if let Some(ino) = self.inodes.get_mut(&inum) {
+                ino.size = ino.size.max(pos);
+                ino.dirty = true;
+                ino.dirtied_ns.get_or_insert(now);
+            }
         }
-        // generic_perform_write + file_update_time: i_size grows, the inode
-        // (size, mtime) becomes dirty.
-        let now = self.now_ns;
-        if let Some(ino) = self.inodes.get_mut(&inum) {
-            ino.size = ino.size.max(end);
-            ino.dirty = true;
-            ino.dirtied_ns.get_or_insert(now);
-        }
-        self.balance_dirty_pages()?;
-        Ok(data.len())
+        Ok(())
     }
 
-    /// Makes page `index` present and dirty, budgeting it with the file
-    /// system when it was clean (UBIFS's `ubifs_write_begin` budgets a new
-    /// page; on ENOSPC it writes back dirty data and commits, then retries:
-    /// `make_free_space` → `shrink_liability`).
-    fn dirty_page(&mut self, fd: Fd, inum: u32, index: u64, fresh: bool) -> Result<(), F::Error> {
+    /// Makes page `index` present and dirty; a page that was clean takes
+    /// one of the write's `budget` pages (or, if writeback cleaned it in the
+    /// meantime, a reservation of its own).
+    fn dirty_page(&mut self, fd: Fd, inum: u32, index: u64, fresh: bool, budget: &mut u64) -> Result<(), F::Error> {
         let was_dirty = self.pages.get(&(inum, index)).is_some_and(|p| p.1);
         if !was_dirty {
-            if let Err(e) = self.fs.reserve_pages(1) {
-                if F::errno(&e) != Errno::ENOSPC {
-                    return Err(e);
-                }
-                self.write_back_all(Reason::Sync)?;
-                self.fs.commit()?;
-                self.fs.reserve_pages(1)?;
+            if *budget > 0 {
+                *budget -= 1;
+            } else {
+                self.reserve(1)?;
             }
         }
         let r = self.get_page(fd, inum, index, fresh);

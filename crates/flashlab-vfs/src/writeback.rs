@@ -95,7 +95,9 @@ impl<F: FileSystem> PageCache<F> {
                 self.write_inode_now(inum)?;
             }
             let data = self.page_bytes((inum, index)).map(|b| b[..valid].to_vec()).unwrap_or_default();
-            self.fs.writepage(inum, index, &data)?;
+            if !data.is_empty() {
+                self.fs.writepage(inum, index, &data)?;
+            }
             self.mark_clean((inum, index));
             if let Some(i) = self.inodes.get_mut(&inum) {
                 i.dirty_pages.remove(&index);
