@@ -5,7 +5,9 @@ use crate::error::{Errno, FsError, FsResult};
 use crate::fs::{Fd, Fs};
 use crate::hot::Class;
 use crate::key::{Key, KIND_DATA, KIND_DENT};
-use crate::node::{DataNode, DentNode, InoNode, Loc, Node, COMPR_ELIDED, HDR};
+use crate::node::{
+    DataNode, DentNode, InoNode, Loc, Node, COMPR_ELIDED, DATA_NODE_BYTES, DENT_NODE_BYTES, INO_NODE_BYTES, TRUN_NODE_BYTES,
+};
 
 use flashlab_ubi::Ubi;
 
@@ -141,7 +143,7 @@ impl Fs {
         if self.lookup(parent, &name)?.is_some() {
             return Err(Errno::EEXIST.into());
         }
-        self.budget((2 * HDR + 64 + name.len()) as u64, false)?;
+        self.budget((INO_NODE_BYTES + DENT_NODE_BYTES + 8 + name.len()) as u64, false)?;
         let inum = self.highest_inum + 1;
         self.highest_inum = inum;
         let ino = InoNode { inum, nlink: 1, size: 0, is_dir };
@@ -201,7 +203,7 @@ impl Fs {
         if self.fds.values().any(|i| *i == inum) || !self.orphans.contains(&inum) {
             return Ok(());
         }
-        self.budget(HDR as u64 + 32, true)?;
+        self.budget(INO_NODE_BYTES as u64, true)?;
         let ino = InoNode { nlink: 0, ..self.inode(inum)? };
         let h = self.pick_head(Class::Meta, &[Key::ino(inum)], &[inum]);
         let loc = self.journal_write(h, &[Node::Ino(ino)])?[0];
@@ -282,7 +284,7 @@ impl Fs {
             return Ok(0);
         }
         let blocks = (end - 1) / BLOCK - offset / BLOCK + 1;
-        self.budget(blocks * (BLOCK + HDR as u64 + 24) + 64, false)?;
+        self.budget(blocks * (BLOCK + DATA_NODE_BYTES as u64) + INO_NODE_BYTES as u64, false)?;
         let mut ino = self.inode(inum)?;
         let old_size = ino.size;
         let new_size = old_size.max(end);
@@ -351,7 +353,7 @@ impl Fs {
         if size == old {
             return Ok(());
         }
-        self.budget(BLOCK + 3 * HDR as u64 + 64, size < old)?;
+        self.budget(BLOCK + (DATA_NODE_BYTES + TRUN_NODE_BYTES + INO_NODE_BYTES) as u64, size < old)?;
         let mut nodes = Vec::new();
         let edge = size.min(old);
         let b = (edge / BLOCK) as u32;
@@ -413,7 +415,7 @@ impl Fs {
             (true, true) if !self.dir_is_empty(inum) => return Err(Errno::ENOTEMPTY.into()),
             _ => {}
         }
-        self.budget(3 * HDR as u64 + 64 + name.len() as u64, true)?;
+        self.budget((DENT_NODE_BYTES + 8 + INO_NODE_BYTES + name.len()) as u64, true)?;
         let ino = InoNode { nlink: 0, ..self.inode(inum)? };
         let del = DentNode { parent, name: name.clone(), target: 0, is_dir };
         let h = self.pick_head(Class::Meta, &[Key::dent(parent, &name), Key::ino(inum)], &[inum]);
@@ -478,7 +480,7 @@ impl Fs {
                 _ => {}
             }
         }
-        self.budget(4 * HDR as u64 + 128 + 2 * tname.len() as u64, false)?;
+        self.budget((2 * DENT_NODE_BYTES + 16 + INO_NODE_BYTES + fname.len() + tname.len()) as u64, false)?;
         let mut nodes = vec![
             Node::Dent(DentNode { parent: tp, name: tname.clone(), target: inum, is_dir }),
             Node::Dent(DentNode { parent: fp, name: fname.clone(), target: 0, is_dir }),
@@ -587,20 +589,13 @@ impl Fs {
         self.leave(r)
     }
 
-    /// Space figures.
+    /// Space figures, as UBIFS's `statfs` computes them (`statfs.rs`).
     pub fn statfs(&self) -> StatFs {
-        StatFs {
-            block_bytes: BLOCK,
-            total_bytes: self.geo.main_lebs() as u64 * self.geo.leb_bytes as u64,
-            available_bytes: self.available_bytes(),
-            free_bytes: self.available_bytes(),
-            leb_bytes: self.geo.leb_bytes,
-            main_lebs: self.geo.main_lebs(),
-            empty_lebs: self.count_empty(),
-        }
+        self.ubifs_statfs()
     }
 
-    /// Syncs, commits with the clean flag, writes UBI's fastmap, and
+    /// Syncs every write buffer, writes the master node marked clean (as
+    /// UBIFS's `ubifs_put_super`; no commit), writes UBI's fastmap, and
     /// returns UBI. Open handles are dropped (unlinked open files deleted).
     pub fn unmount(mut self) -> Result<Ubi, crate::error::MountFailure> {
         let r = self.do_unmount();
@@ -615,10 +610,16 @@ impl Fs {
         for fd in self.fds.keys().copied().collect::<Vec<_>>() {
             self.do_close(fd)?;
         }
-        self.in_commit = true;
-        let r = self.do_commit(true, true);
-        self.in_commit = false;
-        r?;
+        // ubifs_put_super: sync_filesystem (ubifs_sync_fs: every write
+        // buffer, and a background commit if one was requested), then the
+        // master node again, marked clean (ubifs_write_master); the journal
+        // is not committed and is replayed at the next mount.
+        self.sync_heads()?;
+        if self.bg_commit {
+            self.commit()?;
+        }
+        let m = crate::node::MstNode { clean: true, ..self.last_master.clone() };
+        self.write_master(&m)?;
         self.ubi.detach()?;
         Ok(())
     }

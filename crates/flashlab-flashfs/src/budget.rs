@@ -96,10 +96,4 @@ impl Fs {
         self.counters.enospc += 1;
         Err(Errno::ENOSPC.into())
     }
-
-    /// Free bytes a user could still write (statfs).
-    pub(crate) fn available_bytes(&self) -> u64 {
-        let r = self.reserve_bytes(false) + self.geo.max_node_bytes() as u64 + self.reserved_bytes;
-        self.reclaimable_bytes().saturating_sub(r)
-    }
 }

@@ -1,7 +1,6 @@
 //! Volume layout: superblock, two master LEBs, log, two LPT areas, two
 //! orphan areas, then the main area (data, index, journal buds).
 
-use crate::node::HDR;
 
 pub const SB_LNUM: u32 = 0;
 pub const MST_LNUMS: [u32; 2] = [1, 2];
@@ -102,7 +101,8 @@ impl FsGeo {
         (self.leb_bytes / self.min_io.max(1)).div_ceil(64)
     }
 
+    /// UBIFS_MAX_DATA_NODE_SZ: a data node of a whole 4 KiB block.
     pub fn max_node_bytes(&self) -> u32 {
-        (4096 + HDR as u32 + 64).next_multiple_of(8)
+        (4096 + crate::node::DATA_NODE_BYTES as u32).next_multiple_of(8)
     }
 }

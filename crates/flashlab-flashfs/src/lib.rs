@@ -39,6 +39,7 @@ pub mod powercut;
 mod replay;
 pub mod scaling;
 mod settings;
+mod statfs;
 mod stats;
 mod tnc;
 mod vfs_impl;

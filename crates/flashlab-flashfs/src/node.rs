@@ -9,8 +9,13 @@ use crate::key::Key;
 
 pub const NODE_MAGIC: u32 = 0x0610_1831;
 pub const HDR: usize = 24;
-/// UBIFS_INO_NODE_SZ (ubifs-media.h).
+/// Node sizes of UBIFS (ubifs-media.h): UBIFS_INO_NODE_SZ (an inode
+/// without inline data), UBIFS_DENT_NODE_SZ (plus the name and its NUL),
+/// UBIFS_DATA_NODE_SZ (plus the data), UBIFS_TRUN_NODE_SZ.
 pub const INO_NODE_BYTES: usize = 160;
+pub const DENT_NODE_BYTES: usize = 56;
+pub const DATA_NODE_BYTES: usize = 48;
+pub const TRUN_NODE_BYTES: usize = 56;
 pub const ALIGN: usize = 8;
 
 pub const T_INO: u8 = 0;

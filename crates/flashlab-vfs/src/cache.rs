@@ -58,6 +58,8 @@ pub(crate) struct CInode {
     pub unlinked: bool,
     /// Dirty page indices.
     pub dirty_pages: BTreeSet<u64>,
+    /// Every cached page index (clean or dirty).
+    pub cached: BTreeSet<u64>,
 }
 
 /// Linux's page cache over a file system.
@@ -209,6 +211,9 @@ impl<F: FileSystem> PageCache<F> {
         let Some((_, key)) = self.lru.pop_first() else { return Err(Errno::ENOSPC.into()) };
         self.last_use.remove(&key);
         let (f, _) = self.pages.remove(&key).unwrap_or((0, false));
+        if let Some(ino) = self.inodes.get_mut(&key.0) {
+            ino.cached.remove(&key.1);
+        }
         self.stats.clean_evictions += 1;
         Ok(f)
     }
@@ -246,12 +251,11 @@ impl<F: FileSystem> PageCache<F> {
 
     /// Drops every page of `inum` at or beyond page `from`.
     fn drop_pages_from(&mut self, inum: u32, from: u64) {
-        let keys: Vec<(u32, u64)> = self.pages.keys().filter(|k| k.0 == inum && k.1 >= from).copied().collect();
-        for k in keys {
-            self.drop_page(k);
-        }
-        if let Some(ino) = self.inodes.get_mut(&inum) {
-            ino.dirty_pages.retain(|p| *p < from);
+        let Some(ino) = self.inodes.get_mut(&inum) else { return };
+        let gone = ino.cached.split_off(&from);
+        ino.dirty_pages.split_off(&from);
+        for index in gone {
+            self.drop_page((inum, index));
         }
     }
 
@@ -278,6 +282,9 @@ impl<F: FileSystem> PageCache<F> {
         fr.fill(0);
         fr[..data.len()].copy_from_slice(&data);
         self.pages.insert(key, (f, false));
+        if let Some(ino) = self.inodes.get_mut(&inum) {
+            ino.cached.insert(index);
+        }
         self.touch(key);
         Ok(f)
     }

@@ -53,8 +53,13 @@ impl<F: FileSystem> PageCache<F> {
     /// Background writeback while dirty pages exceed the background threshold.
     fn background(&mut self) -> Result<(), F::Error> {
         let thresh = self.cfg.background_thresh_pages();
-        while self.dirty_pages > thresh {
-            let Some(inum) = self.dirty_inodes(None).first().copied() else { break };
+        if self.dirty_pages <= thresh {
+            return Ok(());
+        }
+        for inum in self.dirty_inodes(None) {
+            if self.dirty_pages <= thresh {
+                break;
+            }
             self.write_back_inode(inum, Reason::Background)?;
         }
         Ok(())
