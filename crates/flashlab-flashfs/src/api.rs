@@ -569,6 +569,12 @@ impl Fs {
         self.leave(r)
     }
 
+    /// Journal fill (UBIFS's `bud_bytes`), the background-commit mark
+    /// (`bg_bud_bytes`) and the limit (`max_bud_bytes`), in bytes.
+    pub fn journal_bytes(&self) -> (u64, u64, u64) {
+        (self.bud_bytes(), self.bg_bud_bytes(), self.max_bud_bytes())
+    }
+
     /// Simulated time of the file system (ns).
     pub fn now_ns(&self) -> u64 {
         self.now_ns

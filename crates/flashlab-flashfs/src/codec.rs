@@ -344,6 +344,16 @@ mod tests {
             b[last] ^= 0x10;
             assert_eq!(parse_node(&b).unwrap_err(), Bad::Corrupt);
         }
+        // UBIFS's node sizes (ubifs-media.h): inode 160, dent 56 + name + NUL,
+        // data 48 + data, truncation 56.
+        let len = |n: Node| u32::from_le_bytes(n.encode(1, G_NONE)[16..20].try_into().unwrap());
+        assert_eq!(len(Node::Ino(InoNode { inum: 5, nlink: 1, size: 99, is_dir: false })), 160);
+        let dent = |name: &[u8]| Node::Dent(DentNode { parent: 1, name: name.to_vec(), target: 5, is_dir: false });
+        assert_eq!(len(dent(b"x")), 58);
+        assert_eq!(len(dent(b"0123456789")), 67);
+        let d = DataNode { inum: 5, block: 2, size: 4096, compr: 0, payload: vec![7; 4096] };
+        assert_eq!(len(Node::Data(d)), 4144);
+        assert_eq!(len(Node::Trun { inum: 5, old_size: 10, new_size: 2 }), 56);
         assert_eq!(parse_hdr(&[0xFF; 64]).unwrap_err(), Bad::Empty);
         assert_eq!(parse_hdr(&[0; 64]).unwrap_err(), Bad::Zeros);
         let pad = Node::pad(64);

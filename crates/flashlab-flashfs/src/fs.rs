@@ -112,6 +112,8 @@ pub struct Fs {
     /// Space budgeted for dirty pages of the page cache above
     /// (`ubifs_budget_space`'s outstanding data growth).
     pub(crate) reserved_bytes: u64,
+    /// The last space request failed (UBIFS's `c->bi.nospace`).
+    pub(crate) nospace: bool,
     /// The master node last written (rewritten clean at unmount).
     pub(crate) last_master: crate::node::MstNode,
 }
@@ -153,6 +155,7 @@ impl Fs {
             bud_start_bytes: 0,
             reserved_bytes: 0,
             last_master: Default::default(),
+            nospace: false,
         }
     }
 

@@ -51,6 +51,6 @@ pub use error::{Errno, FsError, FsResult, InvariantViolation, MountFailure};
 pub use flashlab_vfs::{CacheSettings, FileSystem, PageCache};
 pub use fs::{Fd, Fs};
 pub use vfs_impl::OnFlash;
-pub use layout::FsGeo;
+pub use layout::{ubifs_default_journal, FsGeo};
 pub use settings::{FsSettings, HotHeadMapping};
 pub use stats::{distribution, EraseDistribution, FsCounters, Stats};

@@ -155,6 +155,7 @@ impl FileSystem for Fs {
     }
 
     fn release_pages(&mut self, pages: u64) {
+        self.nospace = false;
         self.reserved_bytes = self.reserved_bytes.saturating_sub(pages * self.page_budget_bytes());
     }
 

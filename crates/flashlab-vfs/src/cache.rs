@@ -4,7 +4,7 @@
 //! pages reach the file system only at writeback (`writeback.rs`). Data of
 //! a file deleted before writeback is dropped and never reaches flash.
 //!
-//! Pages live in one flat arena of 4 KiB frames; a map finds a page's
+//! Pages live in 4 KiB frames allocated 1 MiB at a time; a map finds a page's
 //! frame, per-inode ordered sets list the dirty pages of each inode.
 
 use crate::settings::CacheSettings;
@@ -13,6 +13,8 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 const PAGE: usize = PAGE_BYTES as usize;
+/// Frames are allocated this many at a time.
+const CHUNK_PAGES: usize = 256;
 
 /// What the page cache did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -68,7 +70,8 @@ pub struct PageCache<F: FileSystem> {
     pub(crate) cfg: CacheSettings,
     pub(crate) now_ns: u64,
     pub(crate) next_flush_ns: u64,
-    frames: Vec<u8>,
+    frames: Vec<Box<[u8]>>,
+    frame_count: usize,
     free: Vec<usize>,
     pages: HashMap<(u32, u64), (usize, bool)>,
     /// Clean pages by last use (for reclaim).
@@ -91,6 +94,7 @@ impl<F: FileSystem> PageCache<F> {
             now_ns,
             next_flush_ns,
             frames: Vec::new(),
+            frame_count: 0,
             free: Vec::new(),
             pages: HashMap::new(),
             lru: BTreeMap::new(),
@@ -201,9 +205,12 @@ impl<F: FileSystem> PageCache<F> {
         if let Some(f) = self.free.pop() {
             return Ok(f);
         }
-        if ((self.frames.len() / PAGE) as u64) < self.cfg.memory_pages() {
-            self.frames.resize(self.frames.len() + PAGE, 0);
-            return Ok(self.frames.len() / PAGE - 1);
+        if (self.frame_count as u64) < self.cfg.memory_pages() {
+            if self.frame_count % CHUNK_PAGES == 0 {
+                self.frames.push(vec![0u8; CHUNK_PAGES * PAGE].into_boxed_slice());
+            }
+            self.frame_count += 1;
+            return Ok(self.frame_count - 1);
         }
         if self.lru.is_empty() {
             self.write_back_oldest(Reason::Pressure)?;
@@ -218,8 +225,18 @@ impl<F: FileSystem> PageCache<F> {
         Ok(f)
     }
 
+    fn frame_ref(&self, f: usize) -> &[u8] {
+        let o = (f % CHUNK_PAGES) * PAGE;
+        &self.frames[f / CHUNK_PAGES][o..o + PAGE]
+    }
+
+    fn frame_mut(&mut self, f: usize) -> &mut [u8] {
+        let o = (f % CHUNK_PAGES) * PAGE;
+        &mut self.frames[f / CHUNK_PAGES][o..o + PAGE]
+    }
+
     pub(crate) fn page_bytes(&self, key: (u32, u64)) -> Option<&[u8]> {
-        self.pages.get(&key).map(|(f, _)| &self.frames[f * PAGE..(f + 1) * PAGE])
+        self.pages.get(&key).map(|(f, _)| self.frame_ref(*f))
     }
 
     /// Marks a dirty page clean (after writeback).
@@ -278,7 +295,7 @@ impl<F: FileSystem> PageCache<F> {
         let data = if fresh { Vec::new() } else { self.fs.read(fd, index * PAGE_BYTES, PAGE)? };
         self.stats.page_misses += u64::from(!fresh);
         let f = self.frame()?;
-        let fr = &mut self.frames[f * PAGE..(f + 1) * PAGE];
+        let fr = self.frame_mut(f);
         fr.fill(0);
         fr[..data.len()].copy_from_slice(&data);
         self.pages.insert(key, (f, false));
@@ -309,15 +326,15 @@ impl<F: FileSystem> PageCache<F> {
         Ok(data.len())
     }
 
-    /// Reserves flash space for `pages` newly dirtied pages; on ENOSPC,
-    /// writes back dirty data and commits, then tries once more
-    /// (`make_free_space` → `shrink_liability`, budget.c).
+    /// Reserves flash space for `pages` newly dirtied pages; on ENOSPC with
+    /// dirty pages in the cache, writes them back and commits, then tries
+    /// once more (`make_free_space` → `shrink_liability`, budget.c).
     fn reserve(&mut self, pages: u64) -> Result<(), F::Error> {
         if pages == 0 {
             return Ok(());
         }
         match self.fs.reserve_pages(pages) {
-            Err(e) if F::errno(&e) == Errno::ENOSPC => {
+            Err(e) if F::errno(&e) == Errno::ENOSPC && self.dirty_pages > 0 => {
                 self.write_back_all(Reason::Sync)?;
                 self.fs.commit()?;
                 self.fs.reserve_pages(pages)
@@ -340,7 +357,7 @@ impl<F: FileSystem> PageCache<F> {
             self.dirty_page(fd, inum, index, fresh, budget)?;
             let f = self.pages[&(inum, index)].0;
             let src = &data[(pos - offset) as usize..(pos - offset) as usize + e - s];
-            self.frames[f * PAGE + s..f * PAGE + e].copy_from_slice(src);
+            self.frame_mut(f)[s..e].copy_from_slice(src);
             pos = index * PAGE_BYTES + e as u64;
             // write_end, page by page (generic_perform_write): i_size grows
             // and the inode (size, mtime: file_update_time) becomes dirty,
@@ -402,7 +419,7 @@ impl<F: FileSystem> PageCache<F> {
             let f = self.get_page(fd, inum, index, index * PAGE_BYTES >= size)?;
             let s = (pos % PAGE_BYTES) as usize;
             let e = ((end - index * PAGE_BYTES).min(PAGE_BYTES)) as usize;
-            out.extend_from_slice(&self.frames[f * PAGE + s..f * PAGE + e]);
+            out.extend_from_slice(&self.frame_ref(f)[s..e]);
             pos = index * PAGE_BYTES + e as u64;
         }
         Ok(out)
@@ -415,7 +432,7 @@ impl<F: FileSystem> PageCache<F> {
         self.drop_pages_from(inum, size.div_ceil(PAGE_BYTES));
         if size % PAGE_BYTES != 0 {
             if let Some((f, _)) = self.pages.get(&(inum, size / PAGE_BYTES)).copied() {
-                self.frames[f * PAGE + (size % PAGE_BYTES) as usize..(f + 1) * PAGE].fill(0);
+                self.frame_mut(f)[(size % PAGE_BYTES) as usize..].fill(0);
             }
         }
         if let Some(ino) = self.inodes.get_mut(&inum) {

@@ -17,6 +17,7 @@ pub struct SettingsError {
 pub struct CacheSettings {
     /// Memory the page cache may use (Linux's "dirtyable memory": free
     /// plus file-backed pages), which the dirty ratios are taken of.
+    /// Default 256 MiB (an embedded board of the kind UBIFS runs on).
     pub memory_mib: u32,
     /// `vm.dirty_background_ratio`: background writeback starts when dirty
     /// pages exceed this percentage of `memory_mib` (default 10).
@@ -38,7 +39,7 @@ pub struct CacheSettings {
 impl Default for CacheSettings {
     fn default() -> Self {
         Self {
-            memory_mib: 1024,
+            memory_mib: 256,
             dirty_background_ratio: 10,
             dirty_ratio: 20,
             dirty_writeback_centisecs: 500,

@@ -1,5 +1,6 @@
 mod fsbench;
 mod hotcold;
+mod ubifs;
 
 use flashlab_flashfs::*;
 use flashlab_mtd::{Nand, NandSettings};
