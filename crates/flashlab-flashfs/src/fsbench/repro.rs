@@ -42,6 +42,8 @@ pub struct Plan {
     pub fileserver_fraction: f64,
     pub varmail_fraction: f64,
     pub seed: u64,
+    /// Run under the page cache (`FsSettings::page_cache`, default true).
+    pub page_cache: bool,
     /// Worker threads (runs are independent and deterministic).
     pub workers: usize,
 }
@@ -73,6 +75,7 @@ impl Plan {
         };
 
         Plan {
+            page_cache: true,
             device,
             note,
             utilisations,
@@ -116,7 +119,7 @@ impl Plan {
             let mk = |kind, u| PointSpec {
                 device: self.device,
                 config: name.clone(),
-                fs: fs.clone(),
+                fs: FsSettings { page_cache: self.page_cache, ..fs.clone() },
                 workload: self.workload(kind),
                 utilisation_pct: u,
                 sample_every_bytes: self.bytes(0.01).max(1 << 20),
