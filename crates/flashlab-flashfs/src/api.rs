@@ -600,8 +600,7 @@ impl Fs {
         self.ubifs_statfs()
     }
 
-    /// Syncs every write buffer, writes the master node marked clean (as
-    /// UBIFS's `ubifs_put_super`; no commit), writes UBI's fastmap, and
+    /// Syncs, commits with the clean flag, writes UBI's fastmap, and
     /// returns UBI. Open handles are dropped (unlinked open files deleted).
     pub fn unmount(mut self) -> Result<Ubi, crate::error::MountFailure> {
         let r = self.do_unmount();
@@ -616,16 +615,14 @@ impl Fs {
         for fd in self.fds.keys().copied().collect::<Vec<_>>() {
             self.do_close(fd)?;
         }
-        // ubifs_put_super: sync_filesystem (ubifs_sync_fs: every write
-        // buffer, and a background commit if one was requested), then the
-        // master node again, marked clean (ubifs_write_master); the journal
-        // is not committed and is replayed at the next mount.
-        self.sync_heads()?;
-        if self.bg_commit {
-            self.commit()?;
-        }
-        let m = crate::node::MstNode { clean: true, ..self.last_master.clone() };
-        self.write_master(&m)?;
+        // UBIFS's ubifs_put_super only syncs and rewrites the master node
+        // (no commit); flashfs still commits here, because its mount trusts
+        // the LPT's free space of LEBs outside the journal (see
+        // docs/flashfs.md, "How flashfs differs from UBIFS").
+        self.in_commit = true;
+        let r = self.do_commit(true, true);
+        self.in_commit = false;
+        r?;
         self.ubi.detach()?;
         Ok(())
     }

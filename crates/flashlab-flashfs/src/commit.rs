@@ -75,7 +75,6 @@ impl Fs {
             clean,
         };
         self.write_master(&m)?;
-        self.last_master = m;
         self.gc_end_commit(&idx_gc)?;
         self.finish_log_switch(log_lnum)?;
         self.commit_no += 1;

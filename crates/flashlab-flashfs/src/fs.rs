@@ -114,8 +114,6 @@ pub struct Fs {
     pub(crate) reserved_bytes: u64,
     /// The last space request failed (UBIFS's `c->bi.nospace`).
     pub(crate) nospace: bool,
-    /// The master node last written (rewritten clean at unmount).
-    pub(crate) last_master: crate::node::MstNode,
 }
 
 impl Fs {
@@ -154,7 +152,6 @@ impl Fs {
             bg_commit: false,
             bud_start_bytes: 0,
             reserved_bytes: 0,
-            last_master: Default::default(),
             nospace: false,
         }
     }

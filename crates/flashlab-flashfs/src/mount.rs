@@ -98,7 +98,6 @@ impl Fs {
         self.set_lpt_bitmap();
         self.init_hot()?;
         let m = self.read_master()?;
-        self.last_master = m.clone();
         self.commit_no = m.commit_no;
         self.highest_inum = m.highest_inum;
         self.load_lpt(m.lpt_root.ok_or(corrupt("no LPT"))?)?;

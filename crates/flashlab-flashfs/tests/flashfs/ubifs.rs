@@ -116,22 +116,3 @@ fn ubifs_default_journal_is_5_percent_less_the_log() {
     // A small volume: the minimum journal, three buds.
     assert_eq!(flashlab_flashfs::ubifs_default_journal(60, 126_976, 2048), (3, 3));
 }
-
-#[test]
-fn unmount_writes_the_master_node_and_erases_nothing_more() {
-    let mut fs = fs_on(128, 64, 2048, FsSettings::default());
-    let fd = fs.create("/f").unwrap();
-    fs.write(fd, 0, &data(50_000, 4)).unwrap();
-    fs.close(fd).unwrap();
-    let (e0, c0) = (fs.stats().erases, fs.stats().commits);
-    let p0 = fs.stats().pages_programmed.get(Cause::Meta);
-    let ubi = fs.unmount().unwrap();
-    let s = ubi.nand().stats();
-    assert_eq!(s.erases.total(), e0, "no commit, so no log, LPT or orphan LEB erased");
-    assert_eq!(s.pages_programmed.get(Cause::Meta) - p0, 2, "one master node in each master LEB");
-    let ubi = Ubi::attach(ubi.into_nand(), UbiSettings::default()).unwrap();
-    let mut fs = Fs::mount(ubi, 0, FsSettings::default()).unwrap();
-    assert_eq!(fs.stat("/f").unwrap().size, 50_000);
-    assert!(fs.stats().commits >= c0);
-    fs.check_invariants().unwrap();
-}
