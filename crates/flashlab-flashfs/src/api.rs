@@ -5,7 +5,9 @@ use crate::error::{Errno, FsError, FsResult};
 use crate::fs::{Fd, Fs};
 use crate::hot::Class;
 use crate::key::{Key, KIND_DATA, KIND_DENT};
-use crate::node::{DataNode, DentNode, InoNode, Loc, Node, COMPR_ELIDED, HDR};
+use crate::node::{
+    DataNode, DentNode, InoNode, Loc, Node, COMPR_ELIDED, DATA_NODE_BYTES, DENT_NODE_BYTES, INO_NODE_BYTES, TRUN_NODE_BYTES,
+};
 
 use flashlab_ubi::Ubi;
 
@@ -16,33 +18,7 @@ pub const MAX_FILE_BYTES: u64 = 1 << 32;
 /// Longest name.
 pub const NAME_MAX: usize = 255;
 
-/// `stat` result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stat {
-    pub inum: u32,
-    pub size: u64,
-    pub is_dir: bool,
-    pub nlink: u32,
-}
-
-/// One `readdir` entry.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct DirEntry {
-    pub name: String,
-    pub inum: u32,
-    pub is_dir: bool,
-}
-
-/// `statfs` result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StatFs {
-    pub block_bytes: u64,
-    pub total_bytes: u64,
-    pub available_bytes: u64,
-    pub leb_bytes: u32,
-    pub main_lebs: u32,
-    pub empty_lebs: u32,
-}
+pub use flashlab_vfs::{DirEntry, Stat, StatFs};
 
 fn split(path: &str) -> FsResult<Vec<&[u8]>> {
     if !path.starts_with('/') {
@@ -61,6 +37,13 @@ fn split(path: &str) -> FsResult<Vec<&[u8]>> {
 }
 
 impl Fs {
+    /// Runs one operation between `enter` and `leave`.
+    pub(crate) fn run<T>(&mut self, f: impl FnOnce(&mut Fs) -> FsResult<T>) -> FsResult<T> {
+        self.enter()?;
+        let r = f(self);
+        self.leave(r)
+    }
+
     fn enter(&mut self) -> FsResult<()> {
         if self.broken {
             return Err(Errno::EIO.into());
@@ -68,12 +51,22 @@ impl Fs {
         Ok(())
     }
 
-    /// Marks the FS unusable after a flash failure and runs strict checks.
+    /// Marks the FS unusable after a flash failure, runs a requested
+    /// background commit (UBIFS's `ubifs_bg_thread` runs it as soon as it is
+    /// woken, here right after the operation that asked for it), and runs
+    /// strict checks.
     fn leave<T>(&mut self, r: FsResult<T>) -> FsResult<T> {
         match &r {
             Err(FsError::Io(_)) | Err(FsError::Corrupt(_)) => self.broken = true,
             _ => {}
         }
+        let r = match r {
+            Ok(v) if self.bg_commit && !self.broken => {
+                self.counters.bg_commits += 1;
+                self.commit().map(|_| v)
+            }
+            r => r,
+        };
         if self.cfg.strict && !self.broken {
             self.check_invariants()?;
         }
@@ -150,7 +143,7 @@ impl Fs {
         if self.lookup(parent, &name)?.is_some() {
             return Err(Errno::EEXIST.into());
         }
-        self.budget((2 * HDR + 64 + name.len()) as u64, false)?;
+        self.budget((INO_NODE_BYTES + DENT_NODE_BYTES + 8 + name.len()) as u64, false)?;
         let inum = self.highest_inum + 1;
         self.highest_inum = inum;
         let ino = InoNode { inum, nlink: 1, size: 0, is_dir };
@@ -210,7 +203,7 @@ impl Fs {
         if self.fds.values().any(|i| *i == inum) || !self.orphans.contains(&inum) {
             return Ok(());
         }
-        self.budget(HDR as u64 + 32, true)?;
+        self.budget(INO_NODE_BYTES as u64, true)?;
         let ino = InoNode { nlink: 0, ..self.inode(inum)? };
         let h = self.pick_head(Class::Meta, &[Key::ino(inum)], &[inum]);
         let loc = self.journal_write(h, &[Node::Ino(ino)])?[0];
@@ -264,7 +257,7 @@ impl Fs {
         Ok(block)
     }
 
-    fn data_node(&self, inum: u32, b: u32, bytes: &[u8]) -> Node {
+    pub(crate) fn data_node(&self, inum: u32, b: u32, bytes: &[u8]) -> Node {
         let (c, payload) = compress(self.cfg.compression, bytes);
         let (compr, payload) = if self.cfg.elide_payload {
             (c.code() | COMPR_ELIDED, vec![0; payload.len()])
@@ -291,7 +284,7 @@ impl Fs {
             return Ok(0);
         }
         let blocks = (end - 1) / BLOCK - offset / BLOCK + 1;
-        self.budget(blocks * (BLOCK + HDR as u64 + 24) + 64, false)?;
+        self.budget(blocks * (BLOCK + DATA_NODE_BYTES as u64) + INO_NODE_BYTES as u64, false)?;
         let mut ino = self.inode(inum)?;
         let old_size = ino.size;
         let new_size = old_size.max(end);
@@ -320,7 +313,7 @@ impl Fs {
         Ok(data.len())
     }
 
-    fn write_inode(&mut self, ino: &InoNode) -> FsResult<()> {
+    pub(crate) fn write_inode(&mut self, ino: &InoNode) -> FsResult<()> {
         let key = Key::ino(ino.inum);
         let h = self.pick_head(Class::Meta, std::slice::from_ref(&key), &[]);
         let loc = self.journal_write(h, &[Node::Ino(ino.clone())])?[0];
@@ -360,7 +353,7 @@ impl Fs {
         if size == old {
             return Ok(());
         }
-        self.budget(BLOCK + 3 * HDR as u64 + 64, size < old)?;
+        self.budget(BLOCK + (DATA_NODE_BYTES + TRUN_NODE_BYTES + INO_NODE_BYTES) as u64, size < old)?;
         let mut nodes = Vec::new();
         let edge = size.min(old);
         let b = (edge / BLOCK) as u32;
@@ -422,7 +415,7 @@ impl Fs {
             (true, true) if !self.dir_is_empty(inum) => return Err(Errno::ENOTEMPTY.into()),
             _ => {}
         }
-        self.budget(3 * HDR as u64 + 64 + name.len() as u64, true)?;
+        self.budget((DENT_NODE_BYTES + 8 + INO_NODE_BYTES + name.len()) as u64, true)?;
         let ino = InoNode { nlink: 0, ..self.inode(inum)? };
         let del = DentNode { parent, name: name.clone(), target: 0, is_dir };
         let h = self.pick_head(Class::Meta, &[Key::dent(parent, &name), Key::ino(inum)], &[inum]);
@@ -487,7 +480,7 @@ impl Fs {
                 _ => {}
             }
         }
-        self.budget(4 * HDR as u64 + 128 + 2 * tname.len() as u64, false)?;
+        self.budget((2 * DENT_NODE_BYTES + 16 + INO_NODE_BYTES + fname.len() + tname.len()) as u64, false)?;
         let mut nodes = vec![
             Node::Dent(DentNode { parent: tp, name: tname.clone(), target: inum, is_dir }),
             Node::Dent(DentNode { parent: fp, name: fname.clone(), target: 0, is_dir }),
@@ -552,10 +545,11 @@ impl Fs {
         self.leave(r)
     }
 
-    /// Makes everything written so far durable (all journal heads).
+    /// Makes the file's nodes durable: syncs the write buffers holding
+    /// nodes of its inode (`ubifs_fsync` → `ubifs_sync_wbufs_by_inode`).
     pub fn fsync(&mut self, fd: Fd) -> FsResult<()> {
         self.enter()?;
-        let r = self.fd_inum(fd).and_then(|_| self.sync_heads());
+        let r = self.fd_inum(fd).and_then(|inum| self.sync_heads_of(inum));
         self.leave(r)
     }
 
@@ -564,6 +558,26 @@ impl Fs {
         self.enter()?;
         let r = self.sync_heads();
         self.leave(r)
+    }
+
+    /// Moves simulated time to `now_ns` (never backwards) and does what is
+    /// due by then: write buffers whose timer expired are synced.
+    pub fn advance_to(&mut self, now_ns: u64) -> FsResult<()> {
+        self.enter()?;
+        self.now_ns = self.now_ns.max(now_ns);
+        let r = self.sync_expired_wbufs();
+        self.leave(r)
+    }
+
+    /// Journal fill (UBIFS's `bud_bytes`), the background-commit mark
+    /// (`bg_bud_bytes`) and the limit (`max_bud_bytes`), in bytes.
+    pub fn journal_bytes(&self) -> (u64, u64, u64) {
+        (self.bud_bytes(), self.bg_bud_bytes(), self.max_bud_bytes())
+    }
+
+    /// Simulated time of the file system (ns).
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns
     }
 
     /// Commits the journal into the index now (a checkpoint: with the
@@ -581,16 +595,9 @@ impl Fs {
         self.leave(r)
     }
 
-    /// Space figures.
+    /// Space figures, as UBIFS's `statfs` computes them (`statfs.rs`).
     pub fn statfs(&self) -> StatFs {
-        StatFs {
-            block_bytes: BLOCK,
-            total_bytes: self.geo.main_lebs() as u64 * self.geo.leb_bytes as u64,
-            available_bytes: self.available_bytes(),
-            leb_bytes: self.geo.leb_bytes,
-            main_lebs: self.geo.main_lebs(),
-            empty_lebs: self.count_empty(),
-        }
+        self.ubifs_statfs()
     }
 
     /// Syncs, commits with the clean flag, writes UBI's fastmap, and
@@ -608,6 +615,10 @@ impl Fs {
         for fd in self.fds.keys().copied().collect::<Vec<_>>() {
             self.do_close(fd)?;
         }
+        // UBIFS's ubifs_put_super only syncs and rewrites the master node
+        // (no commit); flashfs still commits here, because its mount trusts
+        // the LPT's free space of LEBs outside the journal (see
+        // docs/flashfs.md, "How flashfs differs from UBIFS").
         self.in_commit = true;
         let r = self.do_commit(true, true);
         self.in_commit = false;

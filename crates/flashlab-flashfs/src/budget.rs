@@ -75,10 +75,25 @@ impl Fs {
 
     /// Admits an operation writing `node_bytes`, committing once to turn
     /// buds into reclaimable space if needed.
+    ///
+    /// After an ENOSPC, further non-deletion requests fail at once until a
+    /// deletion is admitted or budgeted pages are released (UBIFS's
+    /// `c->bi.nospace`, set by `ubifs_budget_space`, cleared by
+    /// `ubifs_release_budget`).
     pub(crate) fn budget(&mut self, node_bytes: u64, deletion: bool) -> FsResult<()> {
+        if self.nospace && !deletion {
+            self.counters.enospc += 1;
+            return Err(Errno::ENOSPC.into());
+        }
+        let r = self.budget_check(node_bytes, deletion);
+        self.nospace = r.is_err() && !deletion;
+        r
+    }
+
+    fn budget_check(&mut self, node_bytes: u64, deletion: bool) -> FsResult<()> {
         let maxn = self.geo.max_node_bytes() as u64;
         let switches = node_bytes / (self.geo.leb_bytes as u64 - maxn) + 2;
-        let need = node_bytes + switches * maxn + self.geo.min_io as u64;
+        let need = node_bytes + switches * maxn + self.geo.min_io as u64 + self.reserved_bytes;
         if self.reclaimable_bytes() >= need + self.reserve_bytes(deletion) {
             return Ok(());
         }
@@ -95,11 +110,5 @@ impl Fs {
         }
         self.counters.enospc += 1;
         Err(Errno::ENOSPC.into())
-    }
-
-    /// Free bytes a user could still write (statfs).
-    pub(crate) fn available_bytes(&self) -> u64 {
-        let r = self.reserve_bytes(false) + self.geo.max_node_bytes() as u64;
-        self.reclaimable_bytes().saturating_sub(r)
     }
 }

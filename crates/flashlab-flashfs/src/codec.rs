@@ -15,6 +15,12 @@ impl W {
     fn u64(&mut self, v: u64) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
+    /// Zero bytes up to `n` bytes of node (header included).
+    fn zeros_to(&mut self, n: usize) {
+        if self.0.len() < n {
+            self.0.resize(n, 0);
+        }
+    }
     fn loc(&mut self, l: Option<Loc>) {
         let l = l.unwrap_or(Loc { lnum: u32::MAX, offs: 0, len: 0 });
         self.u32(l.lnum);
@@ -81,17 +87,22 @@ impl Node {
 
     fn payload(&self, w: &mut W) {
         match self {
+            // Leaf nodes take the room of UBIFS's (ubifs-media.h); the
+            // fields UBIFS has and flashfs does not model (times, modes,
+            // keys, ...) are zeros.
             Node::Ino(i) => {
                 w.u32(i.inum);
                 w.u32(i.nlink);
                 w.u64(i.size);
                 w.u8(i.is_dir as u8);
+                w.zeros_to(INO_NODE_BYTES);
             }
             Node::Data(d) => {
                 w.u32(d.inum);
                 w.u32(d.block);
                 w.u32(d.size);
                 w.u8(d.compr);
+                w.zeros_to(DATA_NODE_BYTES);
                 w.0.extend_from_slice(&d.payload);
             }
             Node::Dent(d) => {
@@ -99,12 +110,15 @@ impl Node {
                 w.u32(d.target);
                 w.u8(d.is_dir as u8);
                 w.u8(d.name.len() as u8);
+                w.zeros_to(DENT_NODE_BYTES);
                 w.0.extend_from_slice(&d.name);
+                w.u8(0);
             }
             Node::Trun { inum, old_size, new_size } => {
                 w.u32(*inum);
                 w.u64(*old_size);
                 w.u64(*new_size);
+                w.zeros_to(TRUN_NODE_BYTES);
             }
             Node::Pad => {}
             Node::Sb(s) => {
@@ -230,10 +244,12 @@ fn decode_payload(t: u8, p: &[u8]) -> Option<Node> {
         T_INO => Node::Ino(InoNode { inum: r.u32()?, nlink: r.u32()?, size: r.u64()?, is_dir: r.u8()? != 0 }),
         T_DATA => {
             let (inum, block, size, compr) = (r.u32()?, r.u32()?, r.u32()?, r.u8()?);
-            Node::Data(DataNode { inum, block, size, compr, payload: p[r.1..].to_vec() })
+            let payload = p.get(DATA_NODE_BYTES - HDR..)?.to_vec();
+            Node::Data(DataNode { inum, block, size, compr, payload })
         }
         T_DENT => {
             let (parent, target, is_dir, n) = (r.u32()?, r.u32()?, r.u8()? != 0, r.u8()? as usize);
+            r.1 = DENT_NODE_BYTES - HDR;
             Node::Dent(DentNode { parent, target, is_dir, name: r.take(n)?.to_vec() })
         }
         T_TRUN => Node::Trun { inum: r.u32()?, old_size: r.u64()?, new_size: r.u64()? },
@@ -328,6 +344,16 @@ mod tests {
             b[last] ^= 0x10;
             assert_eq!(parse_node(&b).unwrap_err(), Bad::Corrupt);
         }
+        // UBIFS's node sizes (ubifs-media.h): inode 160, dent 56 + name + NUL,
+        // data 48 + data, truncation 56.
+        let len = |n: Node| u32::from_le_bytes(n.encode(1, G_NONE)[16..20].try_into().unwrap());
+        assert_eq!(len(Node::Ino(InoNode { inum: 5, nlink: 1, size: 99, is_dir: false })), 160);
+        let dent = |name: &[u8]| Node::Dent(DentNode { parent: 1, name: name.to_vec(), target: 5, is_dir: false });
+        assert_eq!(len(dent(b"x")), 58);
+        assert_eq!(len(dent(b"0123456789")), 67);
+        let d = DataNode { inum: 5, block: 2, size: 4096, compr: 0, payload: vec![7; 4096] };
+        assert_eq!(len(Node::Data(d)), 4144);
+        assert_eq!(len(Node::Trun { inum: 5, old_size: 10, new_size: 2 }), 56);
         assert_eq!(parse_hdr(&[0xFF; 64]).unwrap_err(), Bad::Empty);
         assert_eq!(parse_hdr(&[0; 64]).unwrap_err(), Bad::Zeros);
         let pad = Node::pad(64);

@@ -41,6 +41,7 @@ impl Fs {
     pub(crate) fn do_commit(&mut self, clean: bool, force_full: bool) -> FsResult<()> {
         let full = clean || force_full || self.hot_commit_due();
         self.sync_heads()?;
+        self.gc_start_commit()?;
         if full {
             self.apply_overlay();
         }
@@ -55,7 +56,7 @@ impl Fs {
             self.obsolete(l);
         }
         self.clear_buds(!full);
-        self.clear_empty_index_flags();
+        let idx_gc = self.take_freeable_index_lebs();
         let lpt_root = self.write_lpt()?;
         if self.cfg.strict {
             self.check_lpt_on_flash(lpt_root)?;
@@ -74,6 +75,7 @@ impl Fs {
             clean,
         };
         self.write_master(&m)?;
+        self.gc_end_commit(&idx_gc)?;
         self.finish_log_switch(log_lnum)?;
         self.commit_no += 1;
         if self.lpt.swapped {
@@ -81,7 +83,61 @@ impl Fs {
         }
         self.orph_area ^= 1;
         self.counters.commits += 1;
+        self.bg_commit = false;
         self.finish_hot_commit(full);
+        Ok(())
+    }
+
+    /// `ubifs_gc_start_commit` (gc.c): every freeable non-index LEB (all its
+    /// space free or dirty, some of it dirty) is unmapped now and becomes
+    /// free; the write buffers were synced just before (`do_commit`), so
+    /// the nodes that made its nodes obsolete are on flash.
+    fn gc_start_commit(&mut self) -> FsResult<()> {
+        let freeable: Vec<u32> = self
+            .lp
+            .empties()
+            .filter(|l| {
+                let p = self.lp[*l as usize];
+                p.dirty > 0 && p.flags & F_INDEX == 0 && self.is_empty_leb(*l)
+            })
+            .collect();
+        for l in freeable {
+            self.unmap(l, Cause::Gc)?;
+            self.lp.set(l, Lprops { free: self.geo.leb_bytes, dirty: 0, flags: 0 });
+            self.vmap.clear_leb(l);
+            self.counters.commit_unmaps += 1;
+        }
+        Ok(())
+    }
+
+    /// Index LEBs this commit made freeable (every index node in them
+    /// obsolete): recorded free in the LPT now, unmapped only once the new
+    /// master is on flash, since the old index may still be needed for
+    /// recovery until then (`ubifs_gc_start_commit`'s idx_gc list).
+    fn take_freeable_index_lebs(&mut self) -> Vec<u32> {
+        let leb = self.geo.leb_bytes;
+        let ih = self.idx_head.lnum;
+        let lebs: Vec<u32> = (self.geo.main_first..self.geo.leb_count)
+            .filter(|l| {
+                let p = self.lp[*l as usize];
+                p.flags & F_INDEX != 0 && p.free + p.dirty == leb && Some(*l) != ih
+            })
+            .collect();
+        for l in &lebs {
+            self.lp.set(*l, Lprops { free: leb, dirty: 0, flags: 0 });
+            self.vmap.clear_leb(*l);
+        }
+        lebs
+    }
+
+    /// `ubifs_gc_end_commit` (gc.c): unmaps the index LEBs freed by this commit.
+    fn gc_end_commit(&mut self, lebs: &[u32]) -> FsResult<()> {
+        for l in lebs {
+            if self.ubi.is_mapped(self.vol, *l)? {
+                self.ubi.leb_unmap(self.vol, *l, Cause::Index)?;
+                self.counters.commit_unmaps += 1;
+            }
+        }
         Ok(())
     }
 
@@ -129,7 +185,7 @@ impl Fs {
             let l = self.take_empty()?;
             self.lp.update(l, |p| p.flags |= F_INDEX);
             self.counters.index_lebs_taken += 1;
-            self.idx_head = crate::fs::Head { lnum: Some(l), wbuf: Vec::new(), wbuf_offs: 0 };
+            self.idx_head = crate::fs::Head { lnum: Some(l), wbuf_offs: 0, ..Default::default() };
         }
         let lnum = self.idx_head.lnum.unwrap_or(0);
         let loc = Loc { lnum, offs: self.idx_head.end(), len };
@@ -341,7 +397,7 @@ impl Fs {
     /// References the new log must hold: the open heads at their write
     /// position, and (when the hot journal is not committed now) every hot
     /// bud from its first uncommitted offset.
-    fn log_refs(&self, full: bool) -> Vec<(u32, u32, usize)> {
+    pub(crate) fn log_refs(&self, full: bool) -> Vec<(u32, u32, usize)> {
         let mut refs: Vec<(u32, u32, usize)> = (0..HEADS)
             .filter(|h| full || !self.delayed(*h))
             .filter_map(|h| self.heads[h].lnum.map(|l| (l, self.heads[h].wbuf_offs, h)))

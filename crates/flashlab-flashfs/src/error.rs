@@ -3,22 +3,7 @@
 use flashlab_ubi::{Ubi, UbiError};
 use thiserror::Error;
 
-/// POSIX-like error numbers of the file API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Errno {
-    ENOENT,
-    EEXIST,
-    ENOSPC,
-    ENOTEMPTY,
-    ENOTDIR,
-    EISDIR,
-    EINVAL,
-    EBADF,
-    ENAMETOOLONG,
-    EFBIG,
-    EIO,
-    EROFS,
-}
+pub use flashlab_vfs::Errno;
 
 /// A failed file-system operation.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

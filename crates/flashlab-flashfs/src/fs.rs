@@ -44,6 +44,12 @@ pub struct Head {
     /// Bytes appended but not yet programmed, starting at `wbuf_offs`.
     pub wbuf: Vec<u8>,
     pub wbuf_offs: u32,
+    /// Inodes with nodes in the write buffer (UBIFS's `wbuf->inodes`,
+    /// filled by `ubifs_wbuf_add_ino_nolock`); cleared when it empties.
+    pub inos: Vec<u32>,
+    /// Simulated time at which the write buffer last became non-empty
+    /// (the start of UBIFS's write-buffer timer, `new_wbuf_timer_nolock`).
+    pub dirty_since_ns: Option<u64>,
 }
 
 impl Head {
@@ -62,9 +68,7 @@ pub struct LogPos {
     pub used: u32,
 }
 
-/// An open file handle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Fd(pub u64);
+pub use flashlab_vfs::Fd;
 
 /// A mounted flashfs.
 pub struct Fs {
@@ -99,6 +103,17 @@ pub struct Fs {
     pub(crate) vmap: crate::vmap::PageMap,
     /// The LPT carries the validity bitmaps (setting on and room for them).
     pub(crate) lpt_bitmap: bool,
+    /// Simulated time (ns), set by the caller through [`Fs::advance_to`].
+    pub(crate) now_ns: u64,
+    /// A background commit was requested (`ubifs_request_bg_commit`).
+    pub(crate) bg_commit: bool,
+    /// Sum of the start offsets of the current buds (see `bud_bytes`).
+    pub(crate) bud_start_bytes: u64,
+    /// Space budgeted for dirty pages of the page cache above
+    /// (`ubifs_budget_space`'s outstanding data growth).
+    pub(crate) reserved_bytes: u64,
+    /// The last space request failed (UBIFS's `c->bi.nospace`).
+    pub(crate) nospace: bool,
 }
 
 impl Fs {
@@ -133,6 +148,11 @@ impl Fs {
             hot: crate::hot::HotState::default(),
             vmap,
             lpt_bitmap: false,
+            now_ns: 0,
+            bg_commit: false,
+            bud_start_bytes: 0,
+            reserved_bytes: 0,
+            nospace: false,
         }
     }
 

@@ -3,7 +3,7 @@
 //! written into the bud, so replay finds every bud that holds data.
 
 use crate::error::{Errno, FsResult};
-use crate::fs::{pad_into, Fs, BASE, DATA, F_BUD, F_INDEX, GC, HEADS, HOT_BASE, HOT_DATA};
+use crate::fs::{pad_into, Fs, BASE, DATA, F_BUD, GC, HEADS, HOT_BASE, HOT_DATA};
 use crate::node::{Loc, Node, G_IN, G_LAST, G_NONE};
 use flashlab_mtd::Cause;
 
@@ -36,7 +36,17 @@ impl Fs {
                 node.encode(sq, g)
             })
             .collect();
-        self.head_append(h, &bufs)
+        let locs = self.head_append(h, &bufs)?;
+        // ubifs_wbuf_add_ino_nolock: remember whose nodes wait in the
+        // write buffer, so that fsync syncs only those buffers.
+        if !self.heads[h].wbuf.is_empty() {
+            for i in nodes.iter().flat_map(Node::inums) {
+                if i != 0 && !self.heads[h].inos.contains(&i) {
+                    self.heads[h].inos.push(i);
+                }
+            }
+        }
+        Ok(locs)
     }
 
     /// Appends already-encoded nodes to head `h`.
@@ -63,6 +73,7 @@ impl Fs {
     fn head_flush_full(&mut self, h: usize) -> FsResult<()> {
         let io = self.geo.min_io as usize;
         let full = self.heads[h].wbuf.len() / io * io;
+        self.note_wbuf_state(h, full);
         if full == 0 {
             return Ok(());
         }
@@ -94,10 +105,50 @@ impl Fs {
         self.head_flush_full(h)
     }
 
-    /// Syncs every journal head (what fsync and sync do).
+    /// After a flush of `full` bytes: an emptied write buffer forgets its
+    /// inodes and stops its timer; a newly used one starts the timer.
+    fn note_wbuf_state(&mut self, h: usize, full: usize) {
+        let now = self.now_ns;
+        let head = &mut self.heads[h];
+        if head.wbuf.len() == full {
+            head.inos.clear();
+            head.dirty_since_ns = None;
+        } else if head.dirty_since_ns.is_none() {
+            head.dirty_since_ns = Some(now);
+        }
+    }
+
+    /// Syncs every journal head (sync, commit, GC: `ubifs_sync_fs`,
+    /// `do_commit` and `gc_sync_wbufs` sync every write buffer).
     pub(crate) fn sync_heads(&mut self) -> FsResult<()> {
         for h in 0..HEADS {
             self.head_sync(h)?;
+        }
+        Ok(())
+    }
+
+    /// fsync's flush (`ubifs_sync_wbufs_by_inode`, io.c): syncs only the
+    /// write buffers holding nodes of inode `inum`; the GC head is skipped,
+    /// as its nodes are copies of nodes that are on flash elsewhere.
+    pub(crate) fn sync_heads_of(&mut self, inum: u32) -> FsResult<()> {
+        for h in 0..HEADS {
+            if h != GC && self.heads[h].inos.contains(&inum) {
+                self.head_sync(h)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Write-buffer timers (`wbuf_timer_callback_nolock`, io.c): a write
+    /// buffer holding data for `WBUF_TIMEOUT_SOFTLIMIT` (3 s) of simulated
+    /// time is synced; the GC head has no timer (`no_timer`).
+    pub(crate) fn sync_expired_wbufs(&mut self) -> FsResult<()> {
+        const WBUF_TIMEOUT_NS: u64 = 3_000_000_000;
+        for h in 0..HEADS {
+            let due = self.heads[h].dirty_since_ns.is_some_and(|t| self.now_ns >= t + WBUF_TIMEOUT_NS);
+            if h != GC && due {
+                self.head_sync(h)?;
+            }
         }
         Ok(())
     }
@@ -107,8 +158,14 @@ impl Fs {
     fn head_switch(&mut self, h: usize) -> FsResult<()> {
         self.head_sync(h)?;
         self.heads[h].lnum = None;
+        // ubifs_add_bud_to_log: a commit is required when the log is full or
+        // when the new bud would take the buds past `max_bud_bytes`; a
+        // background commit is requested once they reach `bg_bud_bytes`.
         if !self.in_commit && (!self.log_has_room() || self.journal_full()) {
             self.commit()?;
+        }
+        if !self.in_commit && self.bud_bytes() >= self.bg_bud_bytes() {
+            self.bg_commit = true;
         }
         let lnum = if h == GC { self.take_empty()? } else { self.take_empty_for_head()? };
         self.log_ref(lnum, 0, h as u8)?;
@@ -122,15 +179,37 @@ impl Fs {
         Ok(())
     }
 
+    /// Bud LEBs of the journal: the setting, or UBIFS's default for the
+    /// volume (`create_default_filesystem`), at most the main area less 4.
     pub(crate) fn journal_max_buds(&self) -> u32 {
-        match self.cfg.journal_max_buds {
-            0 => (self.geo.main_lebs() / 4).max(2),
+        let g = self.geo;
+        let n = match self.cfg.journal_max_buds {
+            0 => crate::layout::ubifs_default_journal(g.leb_count, g.leb_bytes, g.min_io).1,
             n => n,
-        }
+        };
+        n.min(g.main_lebs().saturating_sub(4)).max(2)
     }
 
+    /// UBIFS's `max_bud_bytes`.
+    pub(crate) fn max_bud_bytes(&self) -> u64 {
+        self.journal_max_buds() as u64 * self.geo.leb_bytes as u64
+    }
+
+    /// UBIFS's `bg_bud_bytes` (`init_constants_sb`, super.c): 13/16 of
+    /// `max_bud_bytes`.
+    pub(crate) fn bg_bud_bytes(&self) -> u64 {
+        (self.max_bud_bytes() * 13) >> 4
+    }
+
+    /// UBIFS's `bud_bytes`: the space of every bud from its start offset
+    /// (the whole LEB for a bud begun after the last commit).
+    pub(crate) fn bud_bytes(&self) -> u64 {
+        (self.lp.total_buds() as u64 * self.geo.leb_bytes as u64).saturating_sub(self.bud_start_bytes)
+    }
+
+    /// Whether a new bud would take the journal past `max_bud_bytes`.
     pub(crate) fn journal_full(&self) -> bool {
-        self.lp.total_buds() >= self.journal_max_buds()
+        self.bud_bytes() + self.geo.leb_bytes as u64 > self.max_bud_bytes()
     }
 
     /// True when LEB `l` is empty and may be taken.
@@ -242,20 +321,12 @@ impl Fs {
         if keep_hot {
             heads.extend(self.hot_bud_lebs());
         }
+        // remove_buds (log.c): a bud that stays (under a head, or a delayed
+        // hot bud) now starts where the new log's reference points.
+        self.bud_start_bytes = self.log_refs(!keep_hot).iter().map(|r| r.1 as u64).sum();
         self.lp.update_all(|l, p| {
             if !heads.contains(&l) {
                 p.flags &= !F_BUD;
-            }
-        });
-    }
-
-    /// Drops the index flag of LEBs that became empty.
-    pub(crate) fn clear_empty_index_flags(&mut self) {
-        let leb = self.geo.leb_bytes;
-        let ih = self.idx_head.lnum;
-        self.lp.update_all(|l, p| {
-            if p.free + p.dirty == leb && Some(l) != ih {
-                p.flags &= !F_INDEX;
             }
         });
     }

@@ -1,7 +1,6 @@
 //! Volume layout: superblock, two master LEBs, log, two LPT areas, two
 //! orphan areas, then the main area (data, index, journal buds).
 
-use crate::node::HDR;
 
 pub const SB_LNUM: u32 = 0;
 pub const MST_LNUMS: [u32; 2] = [1, 2];
@@ -23,6 +22,33 @@ pub struct FsGeo {
 
 /// Bytes of one LPT pnode (4 LEBs) or nnode (4 children), aligned.
 pub const LPT_NODE_BYTES: u32 = 88;
+
+/// Size of a reference node rounded up to a min. I/O unit (UBIFS's
+/// `ref_node_alsz`; UBIFS_REF_NODE_SZ is 64 bytes).
+fn ref_node_alsz(min_io: u32) -> u32 {
+    64u32.next_multiple_of(min_io)
+}
+
+/// UBIFS's default journal of a volume of `leb_count` LEBs, as
+/// `create_default_filesystem` (sb.c) computes it: (log LEBs, bud LEBs).
+/// The journal is 5 % of the LEBs (DEFAULT_JNL_PERCENT), at least 5
+/// (UBIFS_MIN_JNL_LEBS) and at most 32 MiB (DEFAULT_MAX_JNL); the log holds
+/// twice a reference node per journal LEB, plus one LEB for the commit,
+/// plus one more on volumes of more than 25 LEBs; the buds are the rest of
+/// the journal, at least 3 (UBIFS_MIN_BUD_LEBS).
+pub fn ubifs_default_journal(leb_count: u32, leb_bytes: u32, min_io: u32) -> (u32, u32) {
+    const MIN_LEB_CNT: u32 = 17; // UBIFS_MIN_LEB_CNT
+    let mut jnl = (leb_count as u64 * 5 / 100).max(5) as u32;
+    if jnl as u64 * leb_bytes as u64 > 32 << 20 {
+        jnl = (32u32 << 20) / leb_bytes;
+    }
+    let tmp = 2 * ref_node_alsz(min_io) as u64 * jnl as u64 + leb_bytes as u64 - 1;
+    let mut log = (tmp / leb_bytes as u64) as u32 + 1;
+    if leb_count.saturating_sub(MIN_LEB_CNT) > 8 {
+        log += 1;
+    }
+    (log, jnl.saturating_sub(log).max(3))
+}
 
 impl FsGeo {
     pub fn new(leb_count: u32, leb_bytes: u32, min_io: u32, log_lebs: u32, lpt_lebs: u32) -> FsGeo {
@@ -75,7 +101,8 @@ impl FsGeo {
         (self.leb_bytes / self.min_io.max(1)).div_ceil(64)
     }
 
+    /// UBIFS_MAX_DATA_NODE_SZ: a data node of a whole 4 KiB block.
     pub fn max_node_bytes(&self) -> u32 {
-        (4096 + HDR as u32 + 64).next_multiple_of(8)
+        (4096 + crate::node::DATA_NODE_BYTES as u32).next_multiple_of(8)
     }
 }

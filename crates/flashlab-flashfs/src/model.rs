@@ -2,7 +2,7 @@
 //! the operations the tests and the power-cut campaign generate, and a
 //! runner that applies an operation to both and compares the results.
 
-use crate::{Errno, Fd, Fs, FsError};
+use crate::{Errno, Fd, FileSystem, FsError};
 use std::collections::BTreeMap;
 
 /// A node of the reference file system.
@@ -184,7 +184,7 @@ fn errno<T>(r: Result<T, FsError>) -> Result<T, Errno> {
 }
 
 /// Applies `op` to the real file system.
-pub fn apply_fs(fs: &mut Fs, held: &mut Vec<Fd>, op: &Op) -> Result<Outcome, FsError> {
+pub fn apply_fs<F: FileSystem<Error = FsError>>(fs: &mut F, held: &mut Vec<Fd>, op: &Op) -> Result<Outcome, FsError> {
     let p = |i: &usize| PATHS[*i % PATHS.len()];
     let r: Result<Option<Vec<u8>>, FsError> = match op {
         Op::Create(i) => fs.create(p(i)).and_then(|fd| fs.close(fd)).map(|_| None),
@@ -210,7 +210,7 @@ pub fn apply_fs(fs: &mut Fs, held: &mut Vec<Fd>, op: &Op) -> Result<Outcome, FsE
             r.and(c).map(|_| None)
         }),
         Op::Sync => fs.sync().map(|_| None),
-        Op::Commit => fs.commit_now().map(|_| None),
+        Op::Commit => fs.commit().map(|_| None),
         Op::Check(i) => read_path(fs, p(i)).map(Some),
     };
     match r {
@@ -220,7 +220,7 @@ pub fn apply_fs(fs: &mut Fs, held: &mut Vec<Fd>, op: &Op) -> Result<Outcome, FsE
 }
 
 /// Reads a whole file, or lists a directory (names joined by '\n').
-pub fn read_path(fs: &mut Fs, path: &str) -> Result<Vec<u8>, FsError> {
+pub fn read_path<F: FileSystem<Error = FsError>>(fs: &mut F, path: &str) -> Result<Vec<u8>, FsError> {
     let st = fs.stat(path)?;
     if st.is_dir {
         let mut names: Vec<String> = fs.readdir(path)?.into_iter().map(|e| e.name).collect();

@@ -43,7 +43,11 @@ impl Fs {
         let (leb, io) = (ubi.leb_bytes(), ubi.min_io());
         let words = if cfg.lpt_validity_bitmap { (leb / io).div_ceil(64) } else { 0 };
         let lpt = FsGeo::lpt_lebs_for(info.lebs, leb, io, words);
-        let geo = FsGeo::new(info.lebs, leb, io, cfg.log_lebs, lpt);
+        let log = match cfg.log_lebs {
+            0 => crate::layout::ubifs_default_journal(info.lebs, leb, io).0.clamp(2, 64),
+            n => n,
+        };
+        let geo = FsGeo::new(info.lebs, leb, io, log, lpt);
         if geo.main_lebs() < 8 || leb < 4 * geo.max_node_bytes() {
             return Err(corrupt("volume too small (need 8 main LEBs of at least 4 data nodes)"));
         }
@@ -250,7 +254,7 @@ impl Fs {
             });
             return;
         }
-        self.idx_head = crate::fs::Head { lnum: Some(lnum), wbuf: Vec::new(), wbuf_offs: offs };
+        self.idx_head = crate::fs::Head { lnum: Some(lnum), wbuf_offs: offs, ..Default::default() };
     }
 
     /// Recomputes dirty space of every main LEB from the index.

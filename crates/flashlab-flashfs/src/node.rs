@@ -9,6 +9,13 @@ use crate::key::Key;
 
 pub const NODE_MAGIC: u32 = 0x0610_1831;
 pub const HDR: usize = 24;
+/// Node sizes of UBIFS (ubifs-media.h): UBIFS_INO_NODE_SZ (an inode
+/// without inline data), UBIFS_DENT_NODE_SZ (plus the name and its NUL),
+/// UBIFS_DATA_NODE_SZ (plus the data), UBIFS_TRUN_NODE_SZ.
+pub const INO_NODE_BYTES: usize = 160;
+pub const DENT_NODE_BYTES: usize = 56;
+pub const DATA_NODE_BYTES: usize = 48;
+pub const TRUN_NODE_BYTES: usize = 56;
 pub const ALIGN: usize = 8;
 
 pub const T_INO: u8 = 0;
@@ -126,6 +133,21 @@ pub enum Node {
     Cs { commit_no: u64 },
     Orph { commit_no: u64, inums: Vec<u32> },
     Lpt(LptNode),
+}
+
+impl Node {
+    /// Inodes a journal node belongs to (its inode; a directory entry's
+    /// directory and target), as UBIFS's journal functions register them
+    /// with `ubifs_wbuf_add_ino_nolock`. 0 = none.
+    pub fn inums(&self) -> [u32; 2] {
+        match self {
+            Node::Ino(i) => [i.inum, 0],
+            Node::Data(d) => [d.inum, 0],
+            Node::Dent(d) => [d.parent, d.target],
+            Node::Trun { inum, .. } => [*inum, 0],
+            _ => [0, 0],
+        }
+    }
 }
 
 /// A parsed common header.

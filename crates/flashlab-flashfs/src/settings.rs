@@ -26,10 +26,13 @@ pub struct FsSettings {
     pub fanout: u32,
     /// Compression of data nodes.
     pub compression: Compression,
-    /// LEBs of the journal log (reference nodes).
+    /// LEBs of the journal log (reference nodes); 0 = UBIFS's default for
+    /// the volume (`create_default_filesystem`). Fixed at format time.
     pub log_lebs: u32,
-    /// Commit when this many buds are in the journal (0 = a quarter of
-    /// the main area).
+    /// Journal size in bud LEBs (UBIFS's `max_bud_bytes` / LEB size): a
+    /// commit is required when a new bud would exceed it, a background
+    /// commit starts at 13/16 of it. 0 = UBIFS's default for the volume
+    /// (5 % of the LEBs, at most 32 MiB, less the log).
     pub journal_max_buds: u32,
     /// Run `check_invariants` after every operation (slow; for tests).
     pub strict: bool,
@@ -63,6 +66,15 @@ pub struct FsSettings {
     /// longer grows with the data on flash; file reads return zeros. For
     /// long benchmarks only. Default false.
     pub elide_payload: bool,
+    /// Run under the page cache of the shared file-system layer (Linux's
+    /// writeback rules, simulated time): writes stay in memory until
+    /// writeback, fsync, sync, unmount or memory pressure. Default true;
+    /// false = every write goes straight into the journal (the old model).
+    /// Used by the drivers (`fs bench`, the power-cut campaign, the
+    /// reproduction); the file system itself ignores it.
+    pub page_cache: bool,
+    /// The page cache's settings (memory, dirty ratios, writeback times).
+    pub cache: flashlab_vfs::CacheSettings,
 }
 
 impl Default for FsSettings {
@@ -70,7 +82,7 @@ impl Default for FsSettings {
         Self {
             fanout: 8,
             compression: Compression::Lz4,
-            log_lebs: 4,
+            log_lebs: 0,
             journal_max_buds: 0,
             strict: false,
             hot_journals: false,
@@ -81,6 +93,8 @@ impl Default for FsSettings {
             hot_identifier: IdentifierSpec::default(),
             hot_identifier_seed: 0,
             elide_payload: false,
+            page_cache: true,
+            cache: flashlab_vfs::CacheSettings::default(),
         }
     }
 }
@@ -91,14 +105,17 @@ impl FsSettings {
         if !(3..=64).contains(&self.fanout) {
             return Err(SettingsError::new("fanout", "must be in 3..=64"));
         }
-        if !(2..=64).contains(&self.log_lebs) {
-            return Err(SettingsError::new("log_lebs", "must be in 2..=64"));
+        if self.log_lebs != 0 && !(2..=64).contains(&self.log_lebs) {
+            return Err(SettingsError::new("log_lebs", "must be 0 (UBIFS's default) or in 2..=64"));
         }
         if self.journal_max_buds == 1 {
             return Err(SettingsError::new("journal_max_buds", "must be 0 (auto) or at least 2"));
         }
         if self.delayed_hot_commit_every > 1_000_000 {
             return Err(SettingsError::new("delayed_hot_commit_every", "must be at most 1000000"));
+        }
+        if let Err(e) = self.cache.validate() {
+            return Err(SettingsError::new("cache", e.to_string()));
         }
         if let Err(e) = self.hot_identifier.validate() {
             return Err(SettingsError::new("hot_identifier", e.to_string()));

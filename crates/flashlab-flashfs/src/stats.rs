@@ -43,6 +43,11 @@ pub struct FsCounters {
     /// Freeable LEBs (every node obsolete) unmapped for reuse because no
     /// erased LEB was left (UBIFS returns these from its GC).
     pub freeable_reclaims: u64,
+    /// Commits run in the background (journal past 13/16 of its size).
+    pub bg_commits: u64,
+    /// Freeable LEBs unmapped by commits (`ubifs_gc_start_commit` and
+    /// `ubifs_gc_end_commit`).
+    pub commit_unmaps: u64,
     /// Empty LEBs taken for index nodes.
     pub index_lebs_taken: u64,
     /// Commits that appended only the changed LPT nodes, and commits that

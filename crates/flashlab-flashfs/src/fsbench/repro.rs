@@ -6,24 +6,18 @@ use super::{run_point, BenchError, DeviceSpec, PointSpec, RunResult, WorkloadKin
 use crate::FsSettings;
 use serde::Serialize;
 
-/// Journal size as UBIFS's default: 5 % of the main area, at most 32 MiB
-/// (256 LEBs of 128 KiB).
-pub fn ubifs_journal_buds(device: &DeviceSpec) -> u32 {
-    (device.blocks / 20).clamp(2, 256)
-}
-
 /// The five configurations: baseline, each optimisation alone, all three.
 pub fn configs() -> Vec<(String, FsSettings)> {
     configs_for(&DeviceSpec::scaled_mib(64))
 }
 
-/// The five configurations with the journal sized for `device`. Data nodes
+/// The five configurations (journal and log sized as UBIFS sizes them for
+/// the volume: `journal_max_buds = 0`, `log_lebs = 0`). Data nodes
 /// are content-free (`elide_payload`): the workloads write incompressible
 /// data, so every flash counter is what stored payloads give (a test checks
 /// this) while memory stays flat on the 8 GiB device.
-pub fn configs_for(device: &DeviceSpec) -> Vec<(String, FsSettings)> {
-    let base =
-        FsSettings { journal_max_buds: ubifs_journal_buds(device), elide_payload: true, ..FsSettings::default() };
+pub fn configs_for(_device: &DeviceSpec) -> Vec<(String, FsSettings)> {
+    let base = FsSettings { elide_payload: true, ..FsSettings::default() };
     vec![
         ("baseline".into(), base.clone()),
         ("hot-journals".into(), FsSettings { hot_journals: true, ..base.clone() }),
@@ -48,6 +42,8 @@ pub struct Plan {
     pub fileserver_fraction: f64,
     pub varmail_fraction: f64,
     pub seed: u64,
+    /// Run under the page cache (`FsSettings::page_cache`, default true).
+    pub page_cache: bool,
     /// Worker threads (runs are independent and deterministic).
     pub workers: usize,
 }
@@ -79,6 +75,7 @@ impl Plan {
         };
 
         Plan {
+            page_cache: true,
             device,
             note,
             utilisations,
@@ -122,7 +119,7 @@ impl Plan {
             let mk = |kind, u| PointSpec {
                 device: self.device,
                 config: name.clone(),
-                fs: fs.clone(),
+                fs: FsSettings { page_cache: self.page_cache, ..fs.clone() },
                 workload: self.workload(kind),
                 utilisation_pct: u,
                 sample_every_bytes: self.bytes(0.01).max(1 << 20),

@@ -4,7 +4,7 @@
 
 use super::workload::{Engine, WorkloadCounters, WorkloadKind, WorkloadSpec};
 use super::{BenchError, DeviceSpec, TimingPreset};
-use crate::{Errno, Fs, FsError, FsSettings, Stats};
+use crate::{Errno, Fs, FsError, FsSettings, OnFlash, PageCache, Stats};
 use serde::Serialize;
 
 /// What to run.
@@ -57,6 +57,9 @@ pub struct RunResult {
     pub iops_slc: f64,
     /// (MiB written by the workload, pages programmed since its start).
     pub samples: Vec<(f64, f64)>,
+    /// Simulated time at the end of the run (the page cache's clock: CPU
+    /// time per call plus the device time waited for), 0 without the cache.
+    pub simulated_seconds: f64,
     /// Host memory of the simulation at the end of the run: file-system and
     /// UBI tables plus the simulated flash's stored contents.
     pub sim_memory_bytes: u64,
@@ -67,7 +70,7 @@ fn fs_err(phase: &'static str) -> impl Fn(FsError) -> BenchError {
 }
 
 /// Fills 1 MiB cold files until `bytes` are written (or space runs out).
-fn prefill(fs: &mut Fs, bytes: u64) -> Result<u64, FsError> {
+fn prefill<F: OnFlash>(fs: &mut F, bytes: u64) -> Result<u64, FsError> {
     fs.mkdir("/cold")?;
     let mut done = 0u64;
     // Incompressible content, so the space it takes is its size.
@@ -104,9 +107,17 @@ fn fileset_bytes(w: &WorkloadSpec) -> u64 {
     }
 }
 
-/// Runs one point.
+/// Runs one point (under the page cache when `fs.page_cache` is on).
 pub fn run_point(p: &PointSpec) -> Result<RunResult, BenchError> {
-    let mut fs = p.device.format(&p.fs)?;
+    let fs = p.device.format(&p.fs)?;
+    if p.fs.page_cache {
+        run_on(p, PageCache::<Fs>::wrap(fs))
+    } else {
+        run_on(p, fs)
+    }
+}
+
+fn run_on<F: OnFlash>(p: &PointSpec, mut fs: F) -> Result<RunResult, BenchError> {
     let capacity = fs.statfs().available_bytes;
     let want = capacity as f64 * p.utilisation_pct.min(99) as f64 / 100.0;
     let cold = (want - fileset_bytes(&p.workload) as f64).max(0.0) as u64;
@@ -115,15 +126,16 @@ pub fn run_point(p: &PointSpec) -> Result<RunResult, BenchError> {
     if matches!(p.workload.kind, WorkloadKind::Fileserver | WorkloadKind::Varmail) {
         eng.setup(0.8).map_err(fs_err("fileset"))?;
     }
-    eng.fs.commit_all().map_err(fs_err("commit"))?;
-    let s0 = eng.fs.stats();
+    eng.fs.sync().map_err(fs_err("sync"))?;
+    eng.fs.flash_mut().commit_all().map_err(fs_err("commit"))?;
+    let s0 = eng.fs.flash().stats();
     let mut samples = Vec::new();
     let mut next = 0u64;
     let every = p.sample_every_bytes.max(1);
     let p0 = s0.pages_programmed_total;
-    let mut sample = |fs: &Fs, c: &WorkloadCounters| {
+    let mut sample = |fs: &F, c: &WorkloadCounters| {
         if c.bytes_written >= next {
-            let pages = fs.ubi().nand().stats().pages_programmed.total() - p0;
+            let pages = fs.flash().ubi().nand().stats().pages_programmed.total() - p0;
             samples.push((c.bytes_written as f64 / 1048576.0, pages as f64));
             next = c.bytes_written + every;
         }
@@ -136,9 +148,11 @@ pub fn run_point(p: &PointSpec) -> Result<RunResult, BenchError> {
     r.map_err(fs_err("workload"))?;
     eng.fs.sync().map_err(fs_err("sync"))?;
     let ops = eng.c.clone();
-    let s1 = fs.stats();
+    let s1 = fs.flash().stats();
     let mut r = result(p, capacity, prefill_bytes, ops, &s0, &s1, samples);
-    r.sim_memory_bytes = (fs.memory_bytes() + fs.ubi().nand().memory_bytes()) as u64;
+    let f = fs.flash();
+    r.sim_memory_bytes = (f.memory_bytes() + f.ubi().nand().memory_bytes()) as u64;
+    r.simulated_seconds = f.now_ns() as f64 / 1e9;
     Ok(r)
 }
 
@@ -189,5 +203,6 @@ fn result(
         samples,
         ops: ops.clone(),
         sim_memory_bytes: 0,
+        simulated_seconds: 0.0,
     }
 }

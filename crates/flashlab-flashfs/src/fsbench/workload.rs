@@ -3,7 +3,7 @@
 //! scheduler picks which stream performs its next flow operation, so
 //! threads interleave deterministically.
 
-use crate::{Errno, Fd, Fs, FsError};
+use crate::{Errno, Fd, FsError, OnFlash};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
@@ -124,8 +124,8 @@ struct Stream {
 }
 
 /// Runs a workload; `sample` is called after every flow operation.
-pub(crate) struct Engine<'a> {
-    pub fs: &'a mut Fs,
+pub(crate) struct Engine<'a, F: OnFlash> {
+    pub fs: &'a mut F,
     pub spec: &'a WorkloadSpec,
     pub rng: Xoshiro256PlusPlus,
     pub c: WorkloadCounters,
@@ -136,8 +136,8 @@ fn soft(e: &FsError) -> bool {
     matches!(e.errno(), Errno::ENOSPC | Errno::ENOENT | Errno::EEXIST | Errno::EBADF)
 }
 
-impl<'a> Engine<'a> {
-    pub fn new(fs: &'a mut Fs, spec: &'a WorkloadSpec) -> Engine<'a> {
+impl<'a, F: OnFlash> Engine<'a, F> {
+    pub fn new(fs: &'a mut F, spec: &'a WorkloadSpec) -> Engine<'a, F> {
         let set = Fileset { exists: vec![false; spec.files as usize], dir_width: 64 };
         Engine { fs, spec, rng: Xoshiro256PlusPlus::seed_from_u64(spec.seed), c: WorkloadCounters::default(), set }
     }
@@ -256,7 +256,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Runs the filebench personality until the write target is reached.
-    pub fn run_filebench(&mut self, mut sample: impl FnMut(&Fs, &WorkloadCounters)) -> Result<(), FsError> {
+    pub fn run_filebench(&mut self, mut sample: impl FnMut(&F, &WorkloadCounters)) -> Result<(), FsError> {
         let list = flows(self.spec.kind);
         let mut streams: Vec<Stream> = (0..self.spec.threads.max(1)).map(|_| Stream { pc: 0, fd: None }).collect();
         let mut idle = 0u64;
@@ -283,7 +283,7 @@ impl<'a> Engine<'a> {
     }
 
     /// `dd`: sequential 128 KiB writes into one file.
-    pub fn run_dd(&mut self, mut sample: impl FnMut(&Fs, &WorkloadCounters)) -> Result<(), FsError> {
+    pub fn run_dd(&mut self, mut sample: impl FnMut(&F, &WorkloadCounters)) -> Result<(), FsError> {
         let fd = self.fs.create("/dd.img")?;
         let mut off = 0u64;
         while off < self.spec.write_target_bytes {
@@ -305,7 +305,7 @@ impl<'a> Engine<'a> {
     }
 
     /// `untar`: small files in directories of 64, then sync.
-    pub fn run_untar(&mut self, mut sample: impl FnMut(&Fs, &WorkloadCounters)) -> Result<(), FsError> {
+    pub fn run_untar(&mut self, mut sample: impl FnMut(&F, &WorkloadCounters)) -> Result<(), FsError> {
         let _ = self.fs.mkdir("/untar");
         let mut i = 0u32;
         while self.c.bytes_written < self.spec.write_target_bytes {

@@ -1,0 +1,639 @@
+//! The page cache: file pages in memory, clean or dirty, in front of a
+//! [`FileSystem`]. Writes dirty pages (after budgeting them with the file
+//! system, as UBIFS's `write_begin` does); reads fill clean pages; dirty
+//! pages reach the file system only at writeback (`writeback.rs`). Data of
+//! a file deleted before writeback is dropped and never reaches flash.
+//!
+//! Pages live in 4 KiB frames allocated 1 MiB at a time; a map finds a page's
+//! frame, per-inode ordered sets list the dirty pages of each inode.
+
+use crate::settings::CacheSettings;
+use crate::types::{DirEntry, Errno, Fd, FileSystem, Stat, StatFs, PAGE_BYTES};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+const PAGE: usize = PAGE_BYTES as usize;
+/// Frames are allocated this many at a time.
+const CHUNK_PAGES: usize = 256;
+
+/// What the page cache did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CacheStats {
+    /// Pages written back, by reason.
+    pub pages_written_periodic: u64,
+    pub pages_written_background: u64,
+    pub pages_written_fsync: u64,
+    pub pages_written_sync: u64,
+    pub pages_written_pressure: u64,
+    /// Inode writes at writeback.
+    pub inodes_written: u64,
+    /// Dirty pages dropped because their file was deleted or truncated
+    /// before writeback (never reached the file system).
+    pub dirty_pages_dropped: u64,
+    pub page_hits: u64,
+    pub page_misses: u64,
+    pub clean_evictions: u64,
+}
+
+/// Why pages are written back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reason {
+    Periodic,
+    Background,
+    Fsync,
+    Sync,
+    Pressure,
+}
+
+/// A cached inode.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CInode {
+    /// Size as the application sees it (`i_size`).
+    pub size: u64,
+    /// Size last written to the file system (UBIFS's `synced_i_size`).
+    pub synced_size: u64,
+    /// The inode itself is dirty (size or times changed).
+    pub dirty: bool,
+    /// When the inode first became dirty (`inode->dirtied_when`).
+    pub dirtied_ns: Option<u64>,
+    pub open: u32,
+    pub unlinked: bool,
+    /// Dirty page indices.
+    pub dirty_pages: BTreeSet<u64>,
+    /// Every cached page index (clean or dirty).
+    pub cached: BTreeSet<u64>,
+}
+
+/// Linux's page cache over a file system.
+pub struct PageCache<F: FileSystem> {
+    pub(crate) fs: F,
+    pub(crate) cfg: CacheSettings,
+    pub(crate) now_ns: u64,
+    pub(crate) next_flush_ns: u64,
+    frames: Vec<Box<[u8]>>,
+    frame_count: usize,
+    free: Vec<usize>,
+    pages: HashMap<(u32, u64), (usize, bool)>,
+    /// Clean pages by last use (for reclaim).
+    lru: BTreeMap<u64, (u32, u64)>,
+    last_use: HashMap<(u32, u64), u64>,
+    stamp: u64,
+    pub(crate) inodes: HashMap<u32, CInode>,
+    fds: HashMap<Fd, u32>,
+    pub(crate) dirty_pages: u64,
+    pub(crate) stats: CacheStats,
+}
+
+impl<F: FileSystem> PageCache<F> {
+    /// A cache over `fs` at simulated time `now_ns`.
+    pub fn new(fs: F, cfg: CacheSettings, now_ns: u64) -> Self {
+        let next_flush_ns = now_ns + cfg.writeback_interval_ns();
+        Self {
+            fs,
+            cfg,
+            now_ns,
+            next_flush_ns,
+            frames: Vec::new(),
+            frame_count: 0,
+            free: Vec::new(),
+            pages: HashMap::new(),
+            lru: BTreeMap::new(),
+            last_use: HashMap::new(),
+            stamp: 0,
+            inodes: HashMap::new(),
+            fds: HashMap::new(),
+            dirty_pages: 0,
+            stats: CacheStats::default(),
+        }
+    }
+
+    /// The file system underneath.
+    pub fn inner(&self) -> &F {
+        &self.fs
+    }
+
+    pub fn inner_mut(&mut self) -> &mut F {
+        &mut self.fs
+    }
+
+    /// Writes every dirty page and inode back (as unmount's
+    /// `sync_filesystem` does) and returns the file system.
+    pub fn into_inner(mut self) -> Result<F, (F, F::Error)> {
+        match self.sync() {
+            Ok(()) => Ok(self.fs),
+            Err(e) => Err((self.fs, e)),
+        }
+    }
+
+    /// Drops the cache without writing anything (a power cut).
+    pub fn into_inner_lost(self) -> F {
+        self.fs
+    }
+
+    pub fn stats(&self) -> &CacheStats {
+        &self.stats
+    }
+
+    /// Simulated time (ns).
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns
+    }
+
+    /// Dirty pages in the cache.
+    pub fn dirty_page_count(&self) -> u64 {
+        self.dirty_pages
+    }
+
+    /// Lets simulated time pass without file operations (the flusher runs).
+    pub fn idle_until(&mut self, now_ns: u64) -> Result<(), F::Error> {
+        while self.next_flush_ns <= now_ns {
+            self.now_ns = self.now_ns.max(self.next_flush_ns);
+            self.periodic()?;
+        }
+        self.now_ns = self.now_ns.max(now_ns);
+        self.fs.advance_to(self.now_ns)
+    }
+
+    /// Start of a call: CPU time passes, then whatever the flusher and the
+    /// file system's timers have due.
+    fn enter(&mut self, bytes: usize) -> Result<u64, F::Error> {
+        let cpu = self.cfg.cpu_ns_per_call + (bytes as u64).div_ceil(1024) * self.cfg.cpu_ns_per_kib;
+        let t = self.now_ns + cpu;
+        self.idle_until(t)?;
+        Ok(self.fs.device_busy_ns())
+    }
+
+    /// End of a call: the caller waited for the device time it used.
+    fn leave<T>(&mut self, dev0: u64, r: Result<T, F::Error>) -> Result<T, F::Error> {
+        self.now_ns += self.fs.device_busy_ns().saturating_sub(dev0);
+        r
+    }
+
+    fn fd_inum(&self, fd: Fd) -> Result<u32, F::Error> {
+        self.fds.get(&fd).copied().ok_or(Errno::EBADF.into())
+    }
+
+    /// The cached inode of an open file (created from the file system's view).
+    fn track(&mut self, fd: Fd) -> Result<u32, F::Error> {
+        let st = self.fs.fstat(fd)?;
+        self.fds.insert(fd, st.inum);
+        let ino = self.inodes.entry(st.inum).or_insert_with(|| CInode {
+            size: st.size,
+            synced_size: st.size,
+            ..Default::default()
+        });
+        ino.open += 1;
+        Ok(st.inum)
+    }
+
+    // ---- pages ----
+
+    fn touch(&mut self, key: (u32, u64)) {
+        self.stamp += 1;
+        if let Some(old) = self.last_use.insert(key, self.stamp) {
+            self.lru.remove(&old);
+        }
+        if self.pages.get(&key).is_some_and(|p| !p.1) {
+            self.lru.insert(self.stamp, key);
+        }
+    }
+
+    /// A free frame: a new one while memory lasts, else a reclaimed clean
+    /// page; with no clean page, the oldest dirty inode is written back
+    /// first (memory pressure).
+    fn frame(&mut self) -> Result<usize, F::Error> {
+        if let Some(f) = self.free.pop() {
+            return Ok(f);
+        }
+        if (self.frame_count as u64) < self.cfg.memory_pages() {
+            if self.frame_count % CHUNK_PAGES == 0 {
+                self.frames.push(vec![0u8; CHUNK_PAGES * PAGE].into_boxed_slice());
+            }
+            self.frame_count += 1;
+            return Ok(self.frame_count - 1);
+        }
+        if self.lru.is_empty() {
+            self.write_back_oldest(Reason::Pressure)?;
+        }
+        let Some((_, key)) = self.lru.pop_first() else { return Err(Errno::ENOSPC.into()) };
+        self.last_use.remove(&key);
+        let (f, _) = self.pages.remove(&key).unwrap_or((0, false));
+        if let Some(ino) = self.inodes.get_mut(&key.0) {
+            ino.cached.remove(&key.1);
+        }
+        self.stats.clean_evictions += 1;
+        Ok(f)
+    }
+
+    fn frame_ref(&self, f: usize) -> &[u8] {
+        let o = (f % CHUNK_PAGES) * PAGE;
+        &self.frames[f / CHUNK_PAGES][o..o + PAGE]
+    }
+
+    fn frame_mut(&mut self, f: usize) -> &mut [u8] {
+        let o = (f % CHUNK_PAGES) * PAGE;
+        &mut self.frames[f / CHUNK_PAGES][o..o + PAGE]
+    }
+
+    pub(crate) fn page_bytes(&self, key: (u32, u64)) -> Option<&[u8]> {
+        self.pages.get(&key).map(|(f, _)| self.frame_ref(*f))
+    }
+
+    /// Marks a dirty page clean (after writeback).
+    pub(crate) fn mark_clean(&mut self, key: (u32, u64)) {
+        if let Some(p) = self.pages.get_mut(&key) {
+            if p.1 {
+                p.1 = false;
+                self.dirty_pages -= 1;
+                self.fs.release_pages(1);
+            }
+        }
+        self.touch(key);
+    }
+
+    /// Drops a page (truncate, delete); a dirty one never reaches flash.
+    fn drop_page(&mut self, key: (u32, u64)) {
+        if let Some((f, dirty)) = self.pages.remove(&key) {
+            if dirty {
+                self.dirty_pages -= 1;
+                self.stats.dirty_pages_dropped += 1;
+                self.fs.release_pages(1);
+            }
+            self.free.push(f);
+        }
+        if let Some(s) = self.last_use.remove(&key) {
+            self.lru.remove(&s);
+        }
+    }
+
+    /// Drops every page of `inum` at or beyond page `from`.
+    fn drop_pages_from(&mut self, inum: u32, from: u64) {
+        let Some(ino) = self.inodes.get_mut(&inum) else { return };
+        let gone = ino.cached.split_off(&from);
+        ino.dirty_pages.split_off(&from);
+        for index in gone {
+            self.drop_page((inum, index));
+        }
+    }
+
+    /// Forgets a deleted inode and its pages.
+    fn forget(&mut self, inum: u32) {
+        self.drop_pages_from(inum, 0);
+        self.inodes.remove(&inum);
+    }
+
+    /// Page `index` of the file behind `fd` (read from the file system
+    /// unless cached or `fresh`); returns its frame.
+    fn get_page(&mut self, fd: Fd, inum: u32, index: u64, fresh: bool) -> Result<usize, F::Error> {
+        let key = (inum, index);
+        if let Some((f, _)) = self.pages.get(&key) {
+            let f = *f;
+            self.stats.page_hits += 1;
+            self.touch(key);
+            return Ok(f);
+        }
+        let data = if fresh { Vec::new() } else { self.fs.read(fd, index * PAGE_BYTES, PAGE)? };
+        self.stats.page_misses += u64::from(!fresh);
+        let f = self.frame()?;
+        let fr = self.frame_mut(f);
+        fr.fill(0);
+        fr[..data.len()].copy_from_slice(&data);
+        self.pages.insert(key, (f, false));
+        if let Some(ino) = self.inodes.get_mut(&inum) {
+            ino.cached.insert(index);
+        }
+        self.touch(key);
+        Ok(f)
+    }
+
+    fn do_write(&mut self, fd: Fd, offset: u64, data: &[u8]) -> Result<usize, F::Error> {
+        let inum = self.fd_inum(fd)?;
+        if data.is_empty() {
+            return Ok(0);
+        }
+        let end = offset + data.len() as u64;
+        // Budget every page this write newly dirties before touching any,
+        // so that ENOSPC leaves the file unchanged (UBIFS budgets page by
+        // page in `ubifs_write_begin`, which can end in a short write).
+        let (first, last) = (offset / PAGE_BYTES, (end - 1) / PAGE_BYTES);
+        let fresh_dirty = (first..=last).filter(|i| !self.pages.get(&(inum, *i)).is_some_and(|p| p.1)).count() as u64;
+        self.reserve(fresh_dirty)?;
+        let mut budget = fresh_dirty;
+        let r = self.copy_in(fd, inum, offset, data, &mut budget);
+        self.fs.release_pages(budget);
+        r?;
+        self.balance_dirty_pages()?;
+        Ok(data.len())
+    }
+
+    /// Reserves flash space for `pages` newly dirtied pages; on ENOSPC with
+    /// dirty pages in the cache, writes them back and commits, then tries
+    /// once more (`make_free_space` → `shrink_liability`, budget.c).
+    fn reserve(&mut self, pages: u64) -> Result<(), F::Error> {
+        if pages == 0 {
+            return Ok(());
+        }
+        match self.fs.reserve_pages(pages) {
+            Err(e) if F::errno(&e) == Errno::ENOSPC && self.dirty_pages > 0 => {
+                self.write_back_all(Reason::Sync)?;
+                self.fs.commit()?;
+                self.fs.reserve_pages(pages)
+            }
+            r => r,
+        }
+    }
+
+    /// Copies `data` into the page cache at `offset` (pages budgeted: `budget`).
+    fn copy_in(&mut self, fd: Fd, inum: u32, offset: u64, data: &[u8], budget: &mut u64) -> Result<(), F::Error> {
+        let end = offset + data.len() as u64;
+        let mut pos = offset;
+        while pos < end {
+            let size = self.inodes.get(&inum).map_or(0, |i| i.size);
+            let index = pos / PAGE_BYTES;
+            let (s, e) = ((pos % PAGE_BYTES) as usize, ((end - index * PAGE_BYTES).min(PAGE_BYTES)) as usize);
+            // write_begin reads the page unless it is all overwritten or
+            // lies beyond the file's end.
+            let fresh = (s == 0 && e == PAGE) || index * PAGE_BYTES >= size;
+            self.dirty_page(fd, inum, index, fresh, budget)?;
+            let f = self.pages[&(inum, index)].0;
+            let src = &data[(pos - offset) as usize..(pos - offset) as usize + e - s];
+            self.frame_mut(f)[s..e].copy_from_slice(src);
+            pos = index * PAGE_BYTES + e as u64;
+            // write_end, page by page (generic_perform_write): i_size grows
+            // and the inode (size, mtime: file_update_time) becomes dirty,
+            // so writeback in the middle of a long write sees each copied
+            // page inside the file.
+            let now = self.now_ns;
+            if let Some(ino) = self.inodes.get_mut(&inum) {
+                ino.size = ino.size.max(pos);
+                ino.dirty = true;
+                ino.dirtied_ns.get_or_insert(now);
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes page `index` present and dirty; a page that was clean takes
+    /// one of the write's `budget` pages (or, if writeback cleaned it in the
+    /// meantime, a reservation of its own).
+    fn dirty_page(&mut self, fd: Fd, inum: u32, index: u64, fresh: bool, budget: &mut u64) -> Result<(), F::Error> {
+        let was_dirty = self.pages.get(&(inum, index)).is_some_and(|p| p.1);
+        if !was_dirty {
+            if *budget > 0 {
+                *budget -= 1;
+            } else {
+                self.reserve(1)?;
+            }
+        }
+        let r = self.get_page(fd, inum, index, fresh);
+        if r.is_err() && !was_dirty {
+            self.fs.release_pages(1);
+        }
+        r?;
+        let key = (inum, index);
+        if let Some(p) = self.pages.get_mut(&key) {
+            if !p.1 {
+                p.1 = true;
+                self.dirty_pages += 1;
+            }
+        }
+        if let Some(s) = self.last_use.remove(&key) {
+            self.lru.remove(&s);
+        }
+        let now = self.now_ns;
+        if let Some(ino) = self.inodes.get_mut(&inum) {
+            ino.dirty_pages.insert(index);
+            ino.dirtied_ns.get_or_insert(now);
+        }
+        Ok(())
+    }
+
+    fn do_read(&mut self, fd: Fd, offset: u64, len: usize) -> Result<Vec<u8>, F::Error> {
+        let inum = self.fd_inum(fd)?;
+        let size = self.inodes.get(&inum).map_or(0, |i| i.size);
+        let end = (offset + len as u64).min(size);
+        let mut out = Vec::with_capacity(end.saturating_sub(offset) as usize);
+        let mut pos = offset;
+        while pos < end {
+            let index = pos / PAGE_BYTES;
+            let f = self.get_page(fd, inum, index, index * PAGE_BYTES >= size)?;
+            let s = (pos % PAGE_BYTES) as usize;
+            let e = ((end - index * PAGE_BYTES).min(PAGE_BYTES)) as usize;
+            out.extend_from_slice(&self.frame_ref(f)[s..e]);
+            pos = index * PAGE_BYTES + e as u64;
+        }
+        Ok(out)
+    }
+
+    /// truncate_setsize: pages past the new end are dropped, the tail of
+    /// the last page is zeroed; then the file system truncates (UBIFS
+    /// writes the truncation at once, `do_truncation`).
+    fn truncate_inum(&mut self, inum: u32, size: u64) {
+        self.drop_pages_from(inum, size.div_ceil(PAGE_BYTES));
+        if size % PAGE_BYTES != 0 {
+            if let Some((f, _)) = self.pages.get(&(inum, size / PAGE_BYTES)).copied() {
+                self.frame_mut(f)[(size % PAGE_BYTES) as usize..].fill(0);
+            }
+        }
+        if let Some(ino) = self.inodes.get_mut(&inum) {
+            ino.size = size;
+            ino.synced_size = size;
+        }
+    }
+
+    /// After a name was removed: the inode is gone unless still open.
+    fn unlinked(&mut self, inum: u32) {
+        let open = match self.inodes.get_mut(&inum) {
+            Some(ino) => {
+                ino.unlinked = true;
+                ino.open
+            }
+            None => return,
+        };
+        if open == 0 {
+            self.forget(inum);
+        }
+    }
+
+    /// Inode number of a regular file at `path`, if any.
+    fn file_inum(&mut self, path: &str) -> Option<u32> {
+        self.fs.stat(path).ok().filter(|s| !s.is_dir).map(|s| s.inum)
+    }
+
+    fn with_size(&self, mut st: Stat) -> Stat {
+        if let Some(ino) = self.inodes.get(&st.inum) {
+            st.size = ino.size;
+        }
+        st
+    }
+}
+
+impl<F: FileSystem> FileSystem for PageCache<F> {
+    type Error = F::Error;
+
+    fn errno(e: &F::Error) -> Errno {
+        F::errno(e)
+    }
+
+    fn create(&mut self, path: &str) -> Result<Fd, F::Error> {
+        let d = self.enter(0)?;
+        let r = self.fs.create(path).and_then(|fd| self.track(fd).map(|_| fd));
+        self.leave(d, r)
+    }
+
+    fn open(&mut self, path: &str) -> Result<Fd, F::Error> {
+        let d = self.enter(0)?;
+        let r = self.fs.open(path).and_then(|fd| self.track(fd).map(|_| fd));
+        self.leave(d, r)
+    }
+
+    fn close(&mut self, fd: Fd) -> Result<(), F::Error> {
+        let d = self.enter(0)?;
+        let r = self.do_close(fd);
+        self.leave(d, r)
+    }
+
+    fn read(&mut self, fd: Fd, offset: u64, len: usize) -> Result<Vec<u8>, F::Error> {
+        let d = self.enter(len)?;
+        let r = self.do_read(fd, offset, len);
+        self.leave(d, r)
+    }
+
+    fn write(&mut self, fd: Fd, offset: u64, data: &[u8]) -> Result<usize, F::Error> {
+        let d = self.enter(data.len())?;
+        let r = self.do_write(fd, offset, data);
+        self.leave(d, r)
+    }
+
+    fn truncate(&mut self, path: &str, size: u64) -> Result<(), F::Error> {
+        let d = self.enter(0)?;
+        let inum = self.file_inum(path);
+        let r = self.fs.truncate(path, size);
+        if let (Ok(()), Some(i)) = (&r, inum) {
+            self.truncate_inum(i, size);
+        }
+        self.leave(d, r)
+    }
+
+    fn ftruncate(&mut self, fd: Fd, size: u64) -> Result<(), F::Error> {
+        let d = self.enter(0)?;
+        let r = self.fd_inum(fd).and_then(|i| self.fs.ftruncate(fd, size).map(|_| i));
+        let r = r.map(|i| self.truncate_inum(i, size));
+        self.leave(d, r)
+    }
+
+    fn unlink(&mut self, path: &str) -> Result<(), F::Error> {
+        let d = self.enter(0)?;
+        let inum = self.file_inum(path);
+        let r = self.fs.unlink(path);
+        if let (Ok(()), Some(i)) = (&r, inum) {
+            self.unlinked(i);
+        }
+        self.leave(d, r)
+    }
+
+    fn mkdir(&mut self, path: &str) -> Result<(), F::Error> {
+        let d = self.enter(0)?;
+        let r = self.fs.mkdir(path);
+        self.leave(d, r)
+    }
+
+    fn rmdir(&mut self, path: &str) -> Result<(), F::Error> {
+        let d = self.enter(0)?;
+        let r = self.fs.rmdir(path);
+        self.leave(d, r)
+    }
+
+    fn rename(&mut self, from: &str, to: &str) -> Result<(), F::Error> {
+        let d = self.enter(0)?;
+        let (src, target) = (self.file_inum(from), self.file_inum(to));
+        let r = self.fs.rename(from, to);
+        if let (Ok(()), Some(t)) = (&r, target) {
+            if Some(t) != src {
+                self.unlinked(t);
+            }
+        }
+        self.leave(d, r)
+    }
+
+    fn readdir(&mut self, path: &str) -> Result<Vec<DirEntry>, F::Error> {
+        let d = self.enter(0)?;
+        let r = self.fs.readdir(path);
+        self.leave(d, r)
+    }
+
+    fn stat(&mut self, path: &str) -> Result<Stat, F::Error> {
+        let d = self.enter(0)?;
+        let r = self.fs.stat(path).map(|s| self.with_size(s));
+        self.leave(d, r)
+    }
+
+    fn fstat(&mut self, fd: Fd) -> Result<Stat, F::Error> {
+        let d = self.enter(0)?;
+        let r = self.fs.fstat(fd).map(|s| self.with_size(s));
+        self.leave(d, r)
+    }
+
+    /// `vfs_fsync` → `ubifs_fsync`: `file_write_and_wait_range` writes the
+    /// file's dirty pages, `write_inode` its inode; the file system then
+    /// makes them durable.
+    fn fsync(&mut self, fd: Fd) -> Result<(), F::Error> {
+        let d = self.enter(0)?;
+        let r = self.fd_inum(fd).and_then(|i| self.write_back_inode(i, Reason::Fsync)).and_then(|_| self.fs.fsync(fd));
+        self.leave(d, r)
+    }
+
+    /// `sync_filesystem`: every dirty inode written back, then the file
+    /// system's `sync_fs`.
+    fn sync(&mut self) -> Result<(), F::Error> {
+        let d = self.enter(0)?;
+        let r = self.write_back_all(Reason::Sync).and_then(|_| self.fs.sync());
+        self.leave(d, r)
+    }
+
+    fn statfs(&self) -> StatFs {
+        self.fs.statfs()
+    }
+
+    fn commit(&mut self) -> Result<(), F::Error> {
+        let d = self.enter(0)?;
+        let r = self.fs.commit();
+        self.leave(d, r)
+    }
+
+    fn writepage(&mut self, inum: u32, index: u64, data: &[u8]) -> Result<(), F::Error> {
+        self.fs.writepage(inum, index, data)
+    }
+
+    fn write_inode(&mut self, inum: u32, size: u64) -> Result<(), F::Error> {
+        self.fs.write_inode(inum, size)
+    }
+
+    fn device_busy_ns(&self) -> u64 {
+        self.fs.device_busy_ns()
+    }
+
+    fn advance_to(&mut self, now_ns: u64) -> Result<(), F::Error> {
+        self.idle_until(now_ns)
+    }
+}
+
+impl<F: FileSystem> PageCache<F> {
+    fn do_close(&mut self, fd: Fd) -> Result<(), F::Error> {
+        let inum = self.fd_inum(fd)?;
+        let gone = match self.inodes.get_mut(&inum) {
+            Some(ino) => {
+                ino.open = ino.open.saturating_sub(1);
+                ino.open == 0 && ino.unlinked
+            }
+            None => false,
+        };
+        // The last close of an unlinked file deletes it (`evict` →
+        // `truncate_inode_pages`): its dirty pages are dropped first.
+        if gone {
+            self.forget(inum);
+        }
+        self.fds.remove(&fd);
+        self.fs.close(fd)
+    }
+}

@@ -1,0 +1,20 @@
+//! flashlab-vfs: the file-system layer shared by flashlab's file systems.
+//!
+//! - [`FileSystem`]: the POSIX-like calls every file-system model offers
+//!   (create, open, read, write, truncate, unlink, mkdir, rmdir, rename,
+//!   readdir, stat, fsync, sync, statfs) plus the few inode-level hooks a
+//!   page cache above it needs (write one page, write the inode, budget
+//!   dirty pages, device time, simulated time).
+//! - [`PageCache`]: Linux's page cache and writeback rules over any
+//!   [`FileSystem`], driven by simulated time (see `docs/flashfs.md`).
+//!
+//! No file I/O, no wall clock.
+
+mod cache;
+mod settings;
+mod types;
+mod writeback;
+
+pub use cache::{CacheStats, PageCache};
+pub use settings::CacheSettings;
+pub use types::{DirEntry, Errno, Fd, FileSystem, Stat, StatFs, PAGE_BYTES};

@@ -1,0 +1,109 @@
+//! The file-system API: handles, attributes, error numbers and the trait.
+
+/// Bytes per page of the page cache (and per data block of the file systems).
+pub const PAGE_BYTES: u64 = 4096;
+
+/// POSIX-like error numbers of the file API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Errno {
+    ENOENT,
+    EEXIST,
+    ENOSPC,
+    ENOTEMPTY,
+    ENOTDIR,
+    EISDIR,
+    EINVAL,
+    EBADF,
+    ENAMETOOLONG,
+    EFBIG,
+    EIO,
+    EROFS,
+}
+
+/// An open file handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Fd(pub u64);
+
+/// `stat` result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub inum: u32,
+    pub size: u64,
+    pub is_dir: bool,
+    pub nlink: u32,
+}
+
+/// One `readdir` entry.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DirEntry {
+    pub name: String,
+    pub inum: u32,
+    pub is_dir: bool,
+}
+
+/// `statfs` result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatFs {
+    pub block_bytes: u64,
+    pub total_bytes: u64,
+    /// Bytes an unprivileged user may still write (`f_bavail`).
+    pub available_bytes: u64,
+    /// Bytes free including the root-reserved pool (`f_bfree`).
+    pub free_bytes: u64,
+    pub leb_bytes: u32,
+    pub main_lebs: u32,
+    pub empty_lebs: u32,
+}
+
+/// A file system the page cache (or a workload) can drive.
+///
+/// Paths are absolute (`/a/b`). The first group of calls is the POSIX-like
+/// API; the second the inode-level hooks a page cache above uses for
+/// writeback (Linux's `address_space_operations.writepage` and
+/// `super_operations.write_inode`), space budgeting of dirty pages (UBIFS's
+/// `ubifs_budget_space` at `write_begin`) and time.
+pub trait FileSystem {
+    type Error: std::error::Error + From<Errno>;
+
+    /// The errno a POSIX caller would see for `e`.
+    fn errno(e: &Self::Error) -> Errno;
+
+    fn create(&mut self, path: &str) -> Result<Fd, Self::Error>;
+    fn open(&mut self, path: &str) -> Result<Fd, Self::Error>;
+    fn close(&mut self, fd: Fd) -> Result<(), Self::Error>;
+    fn read(&mut self, fd: Fd, offset: u64, len: usize) -> Result<Vec<u8>, Self::Error>;
+    fn write(&mut self, fd: Fd, offset: u64, data: &[u8]) -> Result<usize, Self::Error>;
+    fn truncate(&mut self, path: &str, size: u64) -> Result<(), Self::Error>;
+    fn ftruncate(&mut self, fd: Fd, size: u64) -> Result<(), Self::Error>;
+    fn unlink(&mut self, path: &str) -> Result<(), Self::Error>;
+    fn mkdir(&mut self, path: &str) -> Result<(), Self::Error>;
+    fn rmdir(&mut self, path: &str) -> Result<(), Self::Error>;
+    fn rename(&mut self, from: &str, to: &str) -> Result<(), Self::Error>;
+    fn readdir(&mut self, path: &str) -> Result<Vec<DirEntry>, Self::Error>;
+    fn stat(&mut self, path: &str) -> Result<Stat, Self::Error>;
+    fn fstat(&mut self, fd: Fd) -> Result<Stat, Self::Error>;
+    /// Makes the file's data and attributes durable.
+    fn fsync(&mut self, fd: Fd) -> Result<(), Self::Error>;
+    /// Makes everything durable.
+    fn sync(&mut self) -> Result<(), Self::Error>;
+    fn statfs(&self) -> StatFs;
+    /// A file-system checkpoint now (flashfs: a journal commit).
+    fn commit(&mut self) -> Result<(), Self::Error>;
+
+    /// Writeback of one page: `data` is page `index` of inode `inum`
+    /// (the bytes below the file's size); the inode itself is not written.
+    fn writepage(&mut self, inum: u32, index: u64, data: &[u8]) -> Result<(), Self::Error>;
+    /// Writes inode `inum` with size `size` (`write_inode`).
+    fn write_inode(&mut self, inum: u32, size: u64) -> Result<(), Self::Error>;
+    /// Reserves flash space for `pages` newly dirtied pages (ENOSPC if it
+    /// cannot be had); default: nothing to reserve.
+    fn reserve_pages(&mut self, _pages: u64) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    /// Returns the reservation of `pages` pages (written back or dropped).
+    fn release_pages(&mut self, _pages: u64) {}
+    /// Device time the file system has consumed so far (ns).
+    fn device_busy_ns(&self) -> u64;
+    /// Moves the file system's own clock to `now_ns` (its timers run).
+    fn advance_to(&mut self, now_ns: u64) -> Result<(), Self::Error>;
+}

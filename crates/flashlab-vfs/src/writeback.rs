@@ -1,0 +1,142 @@
+//! Writeback, as Linux's flusher does it (fs/fs-writeback.c,
+//! mm/page-writeback.c), with UBIFS's page-write rule:
+//! - periodic flush every `dirty_writeback_centisecs` (`wb_workfn` →
+//!   `wb_check_old_data_flush`): inodes dirty for longer than
+//!   `dirty_expire_centisecs` are written back, oldest first;
+//! - background flush (`wb_check_background_flush`, started by
+//!   `balance_dirty_pages` once dirty pages pass the background threshold):
+//!   oldest inodes first until dirty pages are below it again; a writer past
+//!   `dirty_ratio` is throttled until then (one device here, so the same
+//!   work, done before the writer continues);
+//! - memory pressure: with no clean page left to reclaim, the oldest dirty
+//!   inode is written back;
+//! - one inode (`writeback_single_inode`): its dirty pages in index order
+//!   (`do_writepages`), then the inode if still dirty (`write_inode`). A
+//!   page at or past the size last written makes UBIFS write the inode
+//!   first (`ubifs_writepage`), so a file grown by many writes costs one
+//!   inode write.
+
+use crate::cache::{PageCache, Reason};
+use crate::types::{FileSystem, PAGE_BYTES};
+
+impl<F: FileSystem> PageCache<F> {
+    /// Dirty inodes that can be written back, oldest first.
+    fn dirty_inodes(&self, older_than_ns: Option<u64>) -> Vec<u32> {
+        let mut v: Vec<(u64, u32)> = self
+            .inodes
+            .iter()
+            .filter(|(_, i)| !i.unlinked && (i.dirty || !i.dirty_pages.is_empty()))
+            .filter_map(|(n, i)| i.dirtied_ns.map(|t| (t, *n)))
+            .filter(|(t, _)| older_than_ns.map_or(true, |o| *t <= o))
+            .collect();
+        v.sort_unstable();
+        v.into_iter().map(|(_, n)| n).collect()
+    }
+
+    /// The periodic flush (kupdate): expired inodes, then the background
+    /// check.
+    pub(crate) fn periodic(&mut self) -> Result<(), F::Error> {
+        self.next_flush_ns += self.cfg.writeback_interval_ns();
+        if let Some(cut) = self.now_ns.checked_sub(self.cfg.expire_ns()) {
+            for inum in self.dirty_inodes(Some(cut)) {
+                self.write_back_inode(inum, Reason::Periodic)?;
+            }
+        }
+        self.background()
+    }
+
+    /// `balance_dirty_pages` after a write.
+    pub(crate) fn balance_dirty_pages(&mut self) -> Result<(), F::Error> {
+        self.background()
+    }
+
+    /// Background writeback while dirty pages exceed the background threshold.
+    fn background(&mut self) -> Result<(), F::Error> {
+        let thresh = self.cfg.background_thresh_pages();
+        if self.dirty_pages <= thresh {
+            return Ok(());
+        }
+        for inum in self.dirty_inodes(None) {
+            if self.dirty_pages <= thresh {
+                break;
+            }
+            self.write_back_inode(inum, Reason::Background)?;
+        }
+        Ok(())
+    }
+
+    /// Writes back the oldest dirty inode (memory pressure).
+    pub(crate) fn write_back_oldest(&mut self, why: Reason) -> Result<(), F::Error> {
+        if let Some(inum) = self.dirty_inodes(None).first().copied() {
+            self.write_back_inode(inum, why)?;
+        }
+        Ok(())
+    }
+
+    /// Writes back every dirty inode, oldest first.
+    pub(crate) fn write_back_all(&mut self, why: Reason) -> Result<(), F::Error> {
+        for inum in self.dirty_inodes(None) {
+            self.write_back_inode(inum, why)?;
+        }
+        Ok(())
+    }
+
+    /// `writeback_single_inode` with `ubifs_writepage`'s rule.
+    pub(crate) fn write_back_inode(&mut self, inum: u32, why: Reason) -> Result<(), F::Error> {
+        let Some(ino) = self.inodes.get(&inum) else { return Ok(()) };
+        if ino.unlinked {
+            return Ok(());
+        }
+        let pages: Vec<u64> = ino.dirty_pages.iter().copied().collect();
+        for index in pages {
+            let (size, synced, dirty) = {
+                let i = &self.inodes[&inum];
+                (i.size, i.synced_size, i.dirty)
+            };
+            // ubifs_writepage: a page (or the page straddling i_size) that
+            // reaches past the size on flash needs the inode written first.
+            let valid = size.saturating_sub(index * PAGE_BYTES).min(PAGE_BYTES) as usize;
+            if dirty && index * PAGE_BYTES + valid as u64 > synced {
+                self.write_inode_now(inum)?;
+            }
+            let data = self.page_bytes((inum, index)).map(|b| b[..valid].to_vec()).unwrap_or_default();
+            if !data.is_empty() {
+                self.fs.writepage(inum, index, &data)?;
+            }
+            self.mark_clean((inum, index));
+            if let Some(i) = self.inodes.get_mut(&inum) {
+                i.dirty_pages.remove(&index);
+            }
+            self.count(why);
+        }
+        if self.inodes.get(&inum).is_some_and(|i| i.dirty) {
+            self.write_inode_now(inum)?;
+        }
+        if let Some(i) = self.inodes.get_mut(&inum) {
+            i.dirtied_ns = None;
+        }
+        Ok(())
+    }
+
+    fn write_inode_now(&mut self, inum: u32) -> Result<(), F::Error> {
+        let size = self.inodes[&inum].size;
+        self.fs.write_inode(inum, size)?;
+        if let Some(i) = self.inodes.get_mut(&inum) {
+            i.dirty = false;
+            i.synced_size = size;
+        }
+        self.stats.inodes_written += 1;
+        Ok(())
+    }
+
+    fn count(&mut self, why: Reason) {
+        let s = &mut self.stats;
+        match why {
+            Reason::Periodic => s.pages_written_periodic += 1,
+            Reason::Background => s.pages_written_background += 1,
+            Reason::Fsync => s.pages_written_fsync += 1,
+            Reason::Sync => s.pages_written_sync += 1,
+            Reason::Pressure => s.pages_written_pressure += 1,
+        }
+    }
+}
