@@ -122,7 +122,7 @@ fn timing_presets_fill_unset_keys_only() {
     assert_eq!(s.timing.unwrap().program_ns, 900_000);
     let (_, s) = load("", "x", &["timing.preset=nandsim-seed000".into()]).unwrap();
     let t = s.timing.unwrap();
-    assert_eq!((t.read_ns, t.program_ns, t.erase_ns, t.byte_ps), (25, 200, 2_000_000, 0));
+    assert_eq!((t.read_ns, t.program_ns, t.erase_ns, t.byte_ps), (25_000, 200_000, 2_000_000, 0));
     assert!(err("", &["timing.preset=qlc"]).contains("expected one of: custom, ssdsim, nandsim-seed000, slc, mlc, tlc"));
 }
 

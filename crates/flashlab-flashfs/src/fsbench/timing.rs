@@ -13,9 +13,12 @@ pub struct TimingPreset {
 }
 
 impl TimingPreset {
-    /// Seed 000's nandsim parameters as printed: erase 2 ms, program 200 ns, read 25 ns.
+    /// Seed 000's nandsim set-up: erase 2 ms, program 200, read 25. The paper prints the
+    /// last two in ns, but they are nandsim's module parameters, whose units are µs
+    /// (`access_delay`, `programm_delay`) and ms (`erase_delay`) — see
+    /// drivers/mtd/nand/raw/nandsim.c — so: tR 25 µs, tPROG 200 µs, tBERS 2 ms.
     pub const NANDSIM_SEED000: TimingPreset =
-        TimingPreset { name: "nandsim-seed000", read_ns: 25.0, program_ns: 200.0, erase_ns: 2_000_000.0 };
+        TimingPreset { name: "nandsim-seed000", read_ns: 25_000.0, program_ns: 200_000.0, erase_ns: 2_000_000.0 };
     /// A realistic SLC chip: tR 25 µs, tPROG 200 µs, tBERS 1.5 ms.
     pub const SLC: TimingPreset =
         TimingPreset { name: "slc", read_ns: 25_000.0, program_ns: 200_000.0, erase_ns: 1_500_000.0 };

@@ -13,7 +13,8 @@ fn prefill_reaches_utilisation() {
     p.workload.write_target_bytes /= 4;
     let r = run_point(&p).unwrap();
     assert!(r.prefill_bytes as f64 > 0.6 * r.capacity_bytes as f64, "{r:?}");
-    assert!(r.ops.flowops > 0 && r.iops_nandsim > r.iops_slc);
+    // nandsim: tR and tPROG as SLC, erases slower (2 ms against 1.5 ms).
+    assert!(r.ops.flowops > 0 && r.iops_nandsim > 0.0 && r.iops_nandsim <= r.iops_slc);
     assert_eq!(r.pages_programmed_by_cause.values().sum::<u64>(), r.pages_programmed);
     assert!(r.pages_programmed_by_cause["data"] > 0 && r.pages_programmed_by_cause["lpt"] > 0, "{r:?}");
 }
