@@ -66,6 +66,30 @@ class Result:
     buffer_flush_pages: int
     waf_closed_form: Optional[float]
     memory_bytes: int
+    # Mapping schemes (null where the scheme has no such count).
+    merges_switch: Optional[int]
+    merges_partial: Optional[int]
+    merges_full: Optional[int]
+    merge_copied_pages: Optional[int]
+    padding_pages: Optional[int]
+    map_reads: Optional[int]
+    map_writes: Optional[int]
+    map_cache_hit_ratio: Optional[float]
+    mapping_ram_bytes: Optional[int]
+    erase_count_stddev_block: float
+    nand_program_pages_merge: int
+    nand_program_pages_padding: int
+    nand_program_pages_map: int
+    nand_program_pages_other: int
+    # Timing: time dies waited for the bus; GC transfers moved behind host ones.
+    die_wait_s_total: Optional[float]
+    gc_transfers_deferred: int
+    # What the run did to its input.
+    skipped_lines: int
+    reordered_requests: int
+    folded_requests: int
+    outlying_timestamps: int
+    prewritten_pages: int
 
     def __init__(self, values: Dict[str, Any], requests_columns: Any = None, series_columns: Any = None) -> None:
         self.__dict__["_values"] = dict(values)

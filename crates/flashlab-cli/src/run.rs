@@ -103,7 +103,8 @@ fn locate(e: SimError, t: &TraceSettings, config_path: &Path) -> anyhow::Error {
         _ => return e.into(),
     };
     match locate_request(t, config_path, index) {
-        Some(at) => anyhow::anyhow!("{at}: {e}"),
+        // Kept as the cause, so that the error's kind (a simulation error) is still known.
+        Some(at) => anyhow::Error::from(e).context(at),
         None => e.into(),
     }
 }
