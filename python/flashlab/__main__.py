@@ -26,7 +26,7 @@ def main(argv: list = None) -> int:
 
             client = Client(a.scheduler)
         df = sweep_file(a.sweep, client=client, jobs=a.jobs, out=a.out)
-        print(f"{len(df)} runs; wrote {a.out}/results.csv, results.parquet, summary.md", file=sys.stderr)
+        print(f"{len(df)} runs; wrote {a.out}/results.csv, results.parquet, summary.md, index.html", file=sys.stderr)
     except FlashlabError as e:
         print(f"flashlab: error: {e}", file=sys.stderr)
         return 1

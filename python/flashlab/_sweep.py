@@ -78,7 +78,7 @@ def sweep(
     Without ``client`` the runs use ``jobs`` threads (default: every core); with a
     ``dask.distributed.Client`` each run is a task on its cluster. With ``out``
     finished runs are journalled there (an interrupted sweep resumes) and
-    results.csv, results.parquet and summary.md are written.
+    results.csv, results.parquet, summary.md and index.html are written.
 
     Returns a pandas DataFrame: one column per grid key (named by its dotted key),
     ``seed``, and one per key of the result object (``config`` as JSON text)."""

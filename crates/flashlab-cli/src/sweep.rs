@@ -312,8 +312,8 @@ pub enum Column {
     Text(Vec<Option<String>>),
 }
 
-/// The sweep table: one row per task in task order. Also the hook for reports (an HTML
-/// sweep page would render this table and [`summary_markdown`]'s groups).
+/// The sweep table: one row per task in task order (rendered by `sweep_out` and
+/// `report::sweep_page`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Table {
     pub names: Vec<String>,
@@ -371,8 +371,8 @@ fn column<'a>(values: impl Iterator<Item = &'a Value> + Clone) -> Column {
     }
 }
 
-/// Write `results.csv`, `results.parquet` and `summary.md` into `out`.
-pub fn write_outputs(out: &Path, spec: &SweepSpec, table: &Table) -> anyhow::Result<Vec<PathBuf>> {
+/// Write `results.csv`, `results.parquet`, `summary.md` and `index.html` (titled `name`) into `out`.
+pub fn write_outputs(out: &Path, name: &str, spec: &SweepSpec, table: &Table) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let csv = out.join("results.csv");
     std::fs::write(&csv, crate::sweep_out::csv(table)).with_context(|| format!("cannot write {}", csv.display()))?;
@@ -381,5 +381,8 @@ pub fn write_outputs(out: &Path, spec: &SweepSpec, table: &Table) -> anyhow::Res
     let md = out.join("summary.md");
     std::fs::write(&md, crate::sweep_out::summary_markdown(spec, table))
         .with_context(|| format!("cannot write {}", md.display()))?;
-    Ok(vec![csv, parquet, md])
+    let html = out.join("index.html");
+    std::fs::write(&html, crate::report::sweep_page::page(name, spec, table)?)
+        .with_context(|| format!("cannot write {}", html.display()))?;
+    Ok(vec![csv, parquet, md, html])
 }

@@ -26,10 +26,8 @@ pub struct SweepArgs {
 }
 
 pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
-    let out = a.out.clone().unwrap_or_else(|| {
-        let stem = a.sweep.file_stem().map_or("sweep".into(), |s| s.to_string_lossy().to_string());
-        PathBuf::from("results").join(format!("sweep-{stem}"))
-    });
+    let stem = a.sweep.file_stem().map_or("sweep".into(), |s| s.to_string_lossy().to_string());
+    let out = a.out.clone().unwrap_or_else(|| PathBuf::from("results").join(format!("sweep-{stem}")));
     if let Some(addr) = &a.scheduler {
         return delegate(&a, addr, &out);
     }
@@ -39,7 +37,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     let results = sweep::run_local(&spec, jobs, Some(&out), &|done, _| bar.set_position(done as u64))?;
     bar.finish_and_clear();
     let table = Table::new(&spec, &results);
-    let files = sweep::write_outputs(&out, &spec, &table)?;
+    let files = sweep::write_outputs(&out, &stem, &spec, &table)?;
     for f in files {
         eprintln!("wrote {}", f.display());
     }

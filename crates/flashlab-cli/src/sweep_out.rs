@@ -110,7 +110,8 @@ const SUMMARY_KEYS: [&str; 7] = [
     "iops",
 ];
 
-fn number(c: &Column, i: usize) -> Option<f64> {
+/// Cell `i` of a numeric column as f64 (`None` for null or a non-numeric column).
+pub fn number(c: &Column, i: usize) -> Option<f64> {
     match c {
         Column::Int(v) => v[i].map(|x| x as f64),
         Column::Float(v) => v[i],

@@ -335,6 +335,10 @@ fn sweep_writes_one_row_per_run_and_resumes() {
     let md = std::fs::read_to_string(out1.join("summary.md")).unwrap();
     assert_eq!(md.lines().filter(|l| l.starts_with("| 0.")).count(), 4, "{md}");
     assert!(std::fs::metadata(out1.join("results.parquet")).unwrap().len() > 1000);
+    // index.html: same bytes from both runs (wall time left out), one plot per swept key and metric.
+    let html = std::fs::read_to_string(out1.join("index.html")).unwrap();
+    assert_eq!(html, std::fs::read_to_string(out2.join("index.html")).unwrap(), "same sweep, same page");
+    report::sweep_index_is_complete_and_renders(&out1, d.path());
 
     // One run's WAF is that of the same config run alone.
     let alone = ok(&[

@@ -113,12 +113,17 @@ impl SweepPlan {
         Ok(out)
     }
 
-    /// Write results.csv, results.parquet and summary.md into `out`.
+    /// Write results.csv, results.parquet, summary.md and index.html into `out`; the
+    /// page is titled by the folder's name less a `sweep-` prefix (as `flashlab sweep`'s
+    /// default folder `results/sweep-NAME` gives NAME).
     fn write(&self, py: Python<'_>, out: String, results: Vec<String>) -> PyResult<()> {
         let values = parse(&results)?;
         py.allow_threads(|| {
             let t = Table::new(&self.spec, &values);
-            sweep::write_outputs(Path::new(&out), &self.spec, &t).map(|_| ())
+            let dir = Path::new(&out);
+            let folder = dir.file_name().map_or("sweep".into(), |n| n.to_string_lossy().to_string());
+            let name = folder.strip_prefix("sweep-").unwrap_or(&folder);
+            sweep::write_outputs(dir, name, &self.spec, &t).map(|_| ())
         })
         .map_err(to_py)
     }

@@ -1,8 +1,7 @@
 //! Reports: a figure data model ([`figure`]) drawn by one code path as inline SVG
 //! or PNG ([`draw`]), self-contained HTML pages ([`html`]), and the pages of
-//! `flashlab run --report/--plot` ([`run_report`]) and `flashlab reproduce`
-//! ([`repro`]). A future `flashlab sweep` builds its page the same way: one
-//! [`figure::Figure`] per swept key, added to an [`html::Page`].
+//! `flashlab run --report/--plot` ([`run_report`]), `flashlab reproduce`
+//! ([`repro`]) and `flashlab sweep` ([`sweep_page`]: figures per swept key).
 
 mod collect;
 pub mod draw;
@@ -10,6 +9,7 @@ pub mod figure;
 pub mod html;
 pub mod repro;
 pub mod run_report;
+pub mod sweep_page;
 
 pub use collect::{Collector, Tee};
 pub use run_report::RunData;

@@ -217,3 +217,28 @@ pub fn reproduce_index_is_complete_and_renders(out: &Path, scratch: &Path) {
     let figs = ["fig6-read-response", "fig7-write-response", "fig8-erases", "fig9-page-writes", "fig10-erase-stddev"];
     check_page(&chrome, &out.join("index.html"), &figs, scratch);
 }
+
+/// The sweep page of `sweep_writes_one_row_per_run_and_resumes` (grid: spare factor
+/// 0.1/0.25 and GC victim greedy/fifo, counting mode): a line chart for the numeric
+/// key and a bar chart for the named one, per headline metric with data.
+pub fn sweep_index_is_complete_and_renders(out: &Path, scratch: &Path) {
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let figs = [
+        "sweep-device-spare-factor-waf",
+        "sweep-device-spare-factor-nand-erases",
+        "sweep-gc-victim-waf",
+        "sweep-gc-victim-nand-erases",
+    ];
+    for id in figs {
+        assert!(html.contains(&format!("<figure class=\"plot\" id=\"fig-{id}\">\n<svg")), "{id} missing");
+    }
+    assert_eq!(html.matches("<figure class=\"plot\"").count(), figs.len(), "one plot per swept key and metric");
+    assert!(html.contains("<h2>Summary</h2>") && html.contains("<td>greedy</td>"), "summary table");
+    assert!(html.contains("base config: base.toml") && html.contains("blocks_per_plane = 64"), "base config");
+    assert!(html.contains("&quot;gc.victim&quot; = [&quot;greedy&quot;, &quot;fifo&quot;]"), "grid");
+    for bad in ["src=\"http", "href=\"http", "wall_time_s", "<link"] {
+        assert!(!html.contains(bad), "{bad}");
+    }
+    let Some(chrome) = chromium() else { return };
+    check_page(&chrome, &out.join("index.html"), &figs, scratch);
+}
