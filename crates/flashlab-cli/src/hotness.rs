@@ -22,6 +22,13 @@ pub fn hotness(a: HotnessArgs) -> anyhow::Result<()> {
     let (_, s) = load_config(&a.c.config, &a.c.sets)?;
     check_output(a.c.json.as_deref(), "--json")?;
     check_output(a.plot.as_deref(), "--plot")?;
+    if s.hotness.waf && s.ftl.mapping.scheme != flashlab_ftl::Scheme::Page {
+        // The separation WAF is measured on page mapping's write streams.
+        eprintln!(
+            "flashlab: warning: ftl.mapping = \"{}\" does not apply to hotness's WAF column, which uses page mapping",
+            s.ftl.mapping.scheme.name()
+        );
+    }
     let (rows, writes) = compare(&s, &a.c.config)?;
     if !a.c.json_to_stdout() {
         print_table(&rows, writes);

@@ -354,3 +354,18 @@ fn prewrite_reads_and_blkparse_action() {
          (issued to the driver), \"Q\" (queued), \"C\" (completed)"
     );
 }
+
+/// `flashlab hotness` measures its WAF column on page mapping: another `ftl.mapping` is
+/// named in a warning, not silently ignored.
+#[test]
+fn hotness_warns_that_its_waf_uses_page_mapping() {
+    let cfg = "[device]\nblocks_per_plane = 64\n[workload]\nrequests = 3000\n[hotness]\nwaf = true\nwarmup_writes = 0\n";
+    let (_d, p) = tmp("h.toml", cfg);
+    let p = p.to_str().unwrap();
+    assert!(warnings_of(&["hotness", p]).iter().all(|w| !w.contains("ftl.mapping")));
+    let w = warnings_of(&["hotness", p, "--set", "ftl.mapping=\"bast\""]);
+    assert_eq!(
+        w.iter().filter(|l| l.contains("ftl.mapping")).collect::<Vec<_>>(),
+        ["flashlab: warning: ftl.mapping = \"bast\" does not apply to hotness's WAF column, which uses page mapping"]
+    );
+}
