@@ -42,10 +42,18 @@ const SETUPS: [Setup; 4] = [
 
 impl Setup {
     fn aging(self) -> &'static str {
-        if self.full_aging { "full aging" } else { "prefill only" }
+        if self.full_aging {
+            "full aging"
+        } else {
+            "prefill only"
+        }
     }
     fn length(self) -> &'static str {
-        if self.long { "4x" } else { "seed's" }
+        if self.long {
+            "4x"
+        } else {
+            "seed's"
+        }
     }
 }
 
@@ -128,7 +136,11 @@ impl Row {
 }
 
 fn base_requests(quick: bool) -> u64 {
-    if quick { 20_000 } else { 200_000 }
+    if quick {
+        20_000
+    } else {
+        200_000
+    }
 }
 
 fn device_sets(quick: bool, setup: Setup) -> Vec<String> {
@@ -309,7 +321,13 @@ fn sensitivity(s: &mut String, rows: &[Row]) {
                 let m = ratio(w, b);
                 let mark = if setup == SEED_SETUP && base != 1 { " ◀" } else { "" };
                 let cells: Vec<String> = m.iter().map(|&x| pct(x)).collect();
-                let _ = writeln!(s, "| {name} | {label}{mark} | {} | {} | {} |", setup.aging(), setup.length(), cells.join(" | "));
+                let _ = writeln!(
+                    s,
+                    "| {name} | {label}{mark} | {} | {} | {} |",
+                    setup.aging(),
+                    setup.length(),
+                    cells.join(" | ")
+                );
             }
         }
     }

@@ -286,9 +286,14 @@ fn reproduce_wpo_gc_quick_writes_table_plots_and_json() {
     assert_eq!(rows.len() % 4, 0);
     assert!(rows.len() >= 64);
     let aged = rows.iter().filter(|r| r["aging"] == "full aging");
-    assert!(aged.clone().count() * 2 == rows.len() && aged.clone().all(|r| r["result"]["gc_runs"].as_u64().unwrap() > 0));
+    assert!(
+        aged.clone().count() * 2 == rows.len() && aged.clone().all(|r| r["result"]["gc_runs"].as_u64().unwrap() > 0)
+    );
     assert!(rows.iter().all(|r| r["erase_count_stddev_block"] == r["result"]["erase_count_stddev"]));
-    assert!(md.contains("## Sensitivity") && md.contains("| Financial* | *vs DT-GC* ◀ | prefill only | seed's |"), "{md}");
+    assert!(
+        md.contains("## Sensitivity") && md.contains("| Financial* | *vs DT-GC* ◀ | prefill only | seed's |"),
+        "{md}"
+    );
     report::reproduce_index_is_complete_and_renders(&out, d.path());
     let e = fails(&["reproduce", "nosuch"]);
     assert!(e.contains("available: wpo-gc, ubifs-hotdata"), "{e}");

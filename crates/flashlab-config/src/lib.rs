@@ -13,8 +13,8 @@ pub mod keys;
 pub mod overrides;
 pub mod presets;
 
-mod raw;
 mod mapping;
+mod raw;
 mod resolve;
 mod settings;
 

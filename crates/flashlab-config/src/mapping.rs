@@ -112,7 +112,9 @@ impl RawConfig {
         let (now, def) = (leaves(self), leaves(&RawConfig::default()));
         now.into_iter()
             .filter(|(k, v)| !applies(scheme, k) && def.iter().find(|(d, _)| d == k).is_none_or(|(_, dv)| dv != v))
-            .map(|(k, v)| format!("warning: {k} = {v} does not apply to ftl.mapping = \"{}\" and is ignored", scheme.name()))
+            .map(|(k, v)| {
+                format!("warning: {k} = {v} does not apply to ftl.mapping = \"{}\" and is ignored", scheme.name())
+            })
             .collect()
     }
 }
@@ -121,7 +123,9 @@ impl RawConfig {
 fn leaves(raw: &RawConfig) -> Vec<(String, String)> {
     fn walk(v: &toml::Value, prefix: &str, out: &mut Vec<(String, String)>) {
         match v.as_table() {
-            Some(t) => t.iter().for_each(|(k, v)| walk(v, &if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") }, out)),
+            Some(t) => t
+                .iter()
+                .for_each(|(k, v)| walk(v, &if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") }, out)),
             None => out.push((prefix.to_string(), v.to_string())),
         }
     }

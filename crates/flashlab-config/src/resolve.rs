@@ -121,10 +121,18 @@ impl RawConfig {
 
     fn trigger(&self) -> Result<Trigger, ConfigError> {
         let g = &self.gc;
-        match one_of("gc.trigger", &g.trigger, &[("threshold", "threshold"), ("dt-gc", "dt-gc"), ("free-ratio", "free-ratio")])? {
+        match one_of(
+            "gc.trigger",
+            &g.trigger,
+            &[("threshold", "threshold"), ("dt-gc", "dt-gc"), ("free-ratio", "free-ratio")],
+        )? {
             "threshold" => return Ok(Trigger::Threshold),
             "free-ratio" if !(g.free_ratio_min > 0.0 && g.free_ratio_min < 1.0) => {
-                return Err(ConfigError::invalid("gc.free_ratio_min", g.free_ratio_min, "expected a ratio above 0 and below 1"))
+                return Err(ConfigError::invalid(
+                    "gc.free_ratio_min",
+                    g.free_ratio_min,
+                    "expected a ratio above 0 and below 1",
+                ))
             }
             "free-ratio" => return Ok(Trigger::FreeRatio { min: g.free_ratio_min }),
             _ => {}

@@ -183,7 +183,8 @@ fn mapping_keys_are_validated_with_one_line_errors() {
     assert!(err("", &["ftl.map_cache_entries=0"]).starts_with("ftl.map_cache_entries = 0"));
     assert!(err("", &["ftl.dftl_variant=\"x\""]).contains("paper, flashsim-c, flashsim-cpp, wiscsim"));
     assert!(err("", &["ftl.log_victim=\"oldest\""]).contains("lru, fifo, random"));
-    let three_planes = ["device.channels=1", "device.chips_per_channel=1", "device.dies_per_chip=1", "device.planes_per_die=3"];
+    let three_planes =
+        ["device.channels=1", "device.chips_per_channel=1", "device.dies_per_chip=1", "device.planes_per_die=3"];
     let e = err("", &[&three_planes[..], &["ftl.mapping=\"bast\"", "ftl.superblock_blocks=2"]].concat());
     assert!(e.starts_with("ftl.superblock_blocks = 2") && e.contains("does not divide"), "{e}");
     assert!(err("", &["ftl.superblock_blocks=3"]).contains("expected 1, 2, 4 or 8"));
@@ -198,7 +199,10 @@ fn mapping_keys_are_validated_with_one_line_errors() {
 fn settings_that_cannot_apply_warn_by_key() {
     let sets = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let (raw, _) = load("", "x", &sets(&["ftl.mapping=\"bast\"", "gc.victim=\"fifo\""])).unwrap();
-    assert_eq!(raw.warnings(), ["warning: gc.victim = \"fifo\" does not apply to ftl.mapping = \"bast\" and is ignored"]);
+    assert_eq!(
+        raw.warnings(),
+        ["warning: gc.victim = \"fifo\" does not apply to ftl.mapping = \"bast\" and is ignored"]
+    );
     let (raw, _) = load("", "x", &sets(&["ftl.log_blocks=8", "ftl.superblock_blocks=2"])).unwrap();
     let w = raw.warnings();
     assert!(w.len() == 2 && w[0].contains("ftl.log_blocks") && w[1].contains("ftl.superblock_blocks"), "{w:?}");

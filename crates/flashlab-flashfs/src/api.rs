@@ -6,7 +6,8 @@ use crate::fs::{Fd, Fs};
 use crate::hot::Class;
 use crate::key::{Key, KIND_DATA, KIND_DENT};
 use crate::node::{
-    DataNode, DentNode, InoNode, Loc, Node, COMPR_ELIDED, DATA_NODE_BYTES, DENT_NODE_BYTES, INO_NODE_BYTES, TRUN_NODE_BYTES,
+    DataNode, DentNode, InoNode, Loc, Node, COMPR_ELIDED, DATA_NODE_BYTES, DENT_NODE_BYTES, INO_NODE_BYTES,
+    TRUN_NODE_BYTES,
 };
 
 use flashlab_ubi::Ubi;

@@ -1,7 +1,6 @@
 //! Volume layout: superblock, two master LEBs, log, two LPT areas, two
 //! orphan areas, then the main area (data, index, journal buds).
 
-
 pub const SB_LNUM: u32 = 0;
 pub const MST_LNUMS: [u32; 2] = [1, 2];
 

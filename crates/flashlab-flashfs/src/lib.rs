@@ -50,7 +50,7 @@ pub use compress::Compression;
 pub use error::{Errno, FsError, FsResult, InvariantViolation, MountFailure};
 pub use flashlab_vfs::{CacheSettings, FileSystem, PageCache};
 pub use fs::{Fd, Fs};
-pub use vfs_impl::OnFlash;
 pub use layout::{ubifs_default_journal, FsGeo};
 pub use settings::{FsSettings, HotHeadMapping};
 pub use stats::{distribution, EraseDistribution, FsCounters, Stats};
+pub use vfs_impl::OnFlash;

@@ -33,7 +33,10 @@ impl Fs {
         let ino = self.inode(inum)?;
         // The page cache writes the inode first when a page lies past the
         // size on flash (`ubifs_writepage`), so no data node is ever past it.
-        if ino.is_dir || index * BLOCK + data.len() as u64 > ino.size.max(index * BLOCK + BLOCK) || index * BLOCK >= ino.size {
+        if ino.is_dir
+            || index * BLOCK + data.len() as u64 > ino.size.max(index * BLOCK + BLOCK)
+            || index * BLOCK >= ino.size
+        {
             return Err(Errno::EINVAL.into());
         }
         let b = index as u32;

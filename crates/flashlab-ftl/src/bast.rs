@@ -172,7 +172,12 @@ impl BastFtl {
         }
         let data = self.u.data.iter().filter(|&&u| u != NONE).count();
         if data + used.len() + self.u.free_units() != self.u.units() as usize {
-            return Err(format!("{data} data + {} log + {} free units != {}", used.len(), self.u.free_units(), self.u.units()));
+            return Err(format!(
+                "{data} data + {} log + {} free units != {}",
+                used.len(),
+                self.u.free_units(),
+                self.u.units()
+            ));
         }
         Ok(())
     }

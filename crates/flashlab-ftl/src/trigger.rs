@@ -56,7 +56,9 @@ pub enum Trigger {
     Threshold,
     DtGc(DtParams),
     /// SSDsim's hard threshold on a plane's free-page ratio.
-    FreeRatio { min: f64 },
+    FreeRatio {
+        min: f64,
+    },
 }
 
 impl Trigger {

@@ -312,7 +312,11 @@ impl Units {
             return Ok(());
         }
         if self.p2l[page as usize] != lpn as u32 || self.nand.page_state(page) != PageState::Valid {
-            return Err(format!("lpn {lpn} maps to page {page}, which is {:?} and holds {}", self.nand.page_state(page), self.p2l[page as usize]));
+            return Err(format!(
+                "lpn {lpn} maps to page {page}, which is {:?} and holds {}",
+                self.nand.page_state(page),
+                self.p2l[page as usize]
+            ));
         }
         Ok(())
     }

@@ -2,9 +2,9 @@
 
 use crate::buffer::Buffered;
 use crate::engine::{Engine, SimError};
-use flashlab_ftl::Mapping;
 use crate::observe::RequestRecord;
 use flashlab_config::Arrival;
+use flashlab_ftl::Mapping;
 use flashlab_ftl::ReadOutcome;
 use flashlab_trace::{Op, Request};
 use std::cmp::Reverse;

@@ -1,9 +1,9 @@
 //! Turning the engine's state at the end of a run into a [`RunResult`].
 
 use crate::engine::Engine;
-use flashlab_ftl::Mapping;
 use crate::result::{erase_stats, RunResult};
 use flashlab_config::{Pattern, Source};
+use flashlab_ftl::Mapping;
 use flashlab_ftl::{analytic, Scheme, VictimPolicy};
 use flashlab_nand::{Cause, OpKind};
 

@@ -4,9 +4,9 @@
 //! background GC).
 
 use crate::engine::{Engine, SimError};
-use flashlab_ftl::Mapping;
 use flashlab_config::GcMode;
 use flashlab_ftl::GcStep;
+use flashlab_ftl::Mapping;
 use flashlab_nand::{Cause, OpKind};
 
 impl Engine<'_> {

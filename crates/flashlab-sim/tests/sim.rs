@@ -4,9 +4,9 @@ use flashlab_nand::{Cause, Geometry, OpKind};
 use flashlab_sim::{run, run_synthetic, timing::Timeline, RunResult, SimError, Ssd};
 use flashlab_trace::{Op, Request};
 
-mod timing;
 #[path = "sim/mapping.rs"]
 mod mapping;
+mod timing;
 
 fn settings(sets: &[&str]) -> flashlab_sim::Settings {
     let mut all = vec![

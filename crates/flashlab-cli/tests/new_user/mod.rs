@@ -116,7 +116,10 @@ fn skipped_lines_are_counted_and_empty_traces_refused() {
     let v = json(&["run", c, "--skip-bad-lines", "--json", "-"]);
     assert_eq!((v["requests"].as_u64(), v["skipped_lines"].as_u64()), (Some(2), Some(1)));
     let out = ok(&["run", c, "--skip-bad-lines"]);
-    assert!(out.lines().any(|l| l.starts_with("trace input ") && l.contains(" 1 bad lines skipped, 0 reordered")), "{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with("trace input ") && l.contains(" 1 bad lines skipped, 0 reordered")),
+        "{out}"
+    );
     assert_eq!(warnings_of(&["run", c, "--skip-bad-lines"]), ["flashlab: warning: 1 bad trace lines were skipped"]);
     // Random bytes with an explicit format: every line skipped, nothing to measure.
     let noise: Vec<u8> = (0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
@@ -359,7 +362,8 @@ fn prewrite_reads_and_blkparse_action() {
 /// named in a warning, not silently ignored.
 #[test]
 fn hotness_warns_that_its_waf_uses_page_mapping() {
-    let cfg = "[device]\nblocks_per_plane = 64\n[workload]\nrequests = 3000\n[hotness]\nwaf = true\nwarmup_writes = 0\n";
+    let cfg =
+        "[device]\nblocks_per_plane = 64\n[workload]\nrequests = 3000\n[hotness]\nwaf = true\nwarmup_writes = 0\n";
     let (_d, p) = tmp("h.toml", cfg);
     let p = p.to_str().unwrap();
     assert!(warnings_of(&["hotness", p]).iter().all(|w| !w.contains("ftl.mapping")));

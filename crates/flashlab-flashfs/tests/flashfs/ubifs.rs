@@ -6,7 +6,8 @@ use flashlab_mtd::{Cause, Nand, NandSettings};
 use flashlab_ubi::{Ubi, UbiSettings};
 
 fn fs_on(blocks: u32, pages: u32, page_bytes: u32, cfg: FsSettings) -> Fs {
-    let mut ubi = Ubi::format(Nand::new(NandSettings::small(blocks, pages, page_bytes)), UbiSettings::default()).unwrap();
+    let mut ubi =
+        Ubi::format(Nand::new(NandSettings::small(blocks, pages, page_bytes)), UbiSettings::default()).unwrap();
     let vol = ubi.create_volume("fs", 0).unwrap();
     Fs::format(ubi, vol, cfg).unwrap()
 }
@@ -20,8 +21,8 @@ fn data(n: usize, seed: u8) -> Vec<u8> {
 fn ubifs_empty_avail(main_lebs: u64, leb: u64, min_io: u64) -> u64 {
     let dark_wm = (160u64 + 4096).next_multiple_of(min_io);
     let max_idx = 28 + 20 * 8; // ubifs_idx_node_sz(c, fanout 8)
-    // Empty: the root inode (160 bytes) is the only used non-index space,
-    // the index is one LEB holding the root znode: min_idx_lebs = 2.
+                               // Empty: the root inode (160 bytes) is the only used non-index space,
+                               // the index is one LEB holding the root znode: min_idx_lebs = 2.
     let reserve = (2 + 1 + 3 + 1) * leb; // index, GC, 3 journal heads, deletions
     let dark = (main_lebs - 1) * dark_wm; // every non-index LEB
     let available = main_lebs * leb - 160 - reserve - dark;

@@ -77,7 +77,10 @@ fn options() -> impl Strategy<Value = (u8, bool, bool, u32, u32)> {
     (0u8..3, any::<bool>(), any::<bool>(), 0u32..4, 1u32..3)
 }
 
-fn apply_options(s: &mut FtlSettings, (trigger, placement, dynamic, static_wl, gc_streams): (u8, bool, bool, u32, u32)) {
+fn apply_options(
+    s: &mut FtlSettings,
+    (trigger, placement, dynamic, static_wl, gc_streams): (u8, bool, bool, u32, u32),
+) {
     s.trigger = match trigger {
         0 => Trigger::Threshold,
         1 => Trigger::DtGc(DtParams { check_pages: 4, ..DtParams::seed001(0.25) }),
