@@ -206,20 +206,14 @@ impl Mapping for BastFtl {
     }
 
     fn trim(&mut self, lpn: u64) -> Result<(), FtlError> {
-        self.u.check_range(lpn)?;
-        self.u.stats.host_trim_pages += 1;
-        self.u.unmap(lpn);
-        let lbn = self.u.split(lpn).0;
-        let data = self.u.data[lbn as usize];
-        if data != NONE && self.u.lbn_valid[lbn as usize] == 0 {
+        if let Some(lbn) = self.u.trim_page(lpn)? {
             // A wholly trimmed logical unit is reclaimed without copies.
             let slot = self.log_of[lbn as usize];
             if slot != NONE {
                 self.u.erase_unit(self.logs[slot as usize].unit, Cause::Merge);
                 self.free_slot(slot as usize);
             }
-            self.u.erase_unit(data, Cause::Merge);
-            self.u.data[lbn as usize] = NONE;
+            self.u.drop_data(lbn);
         }
         self.strict(lpn)
     }

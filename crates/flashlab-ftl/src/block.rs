@@ -75,15 +75,9 @@ impl Mapping for BlockFtl {
     }
 
     fn trim(&mut self, lpn: u64) -> Result<(), FtlError> {
-        self.u.check_range(lpn)?;
-        self.u.stats.host_trim_pages += 1;
-        self.u.unmap(lpn);
-        let lbn = self.u.split(lpn).0;
-        let unit = self.u.data[lbn as usize];
-        if unit != NONE && self.u.lbn_valid[lbn as usize] == 0 {
+        if let Some(lbn) = self.u.trim_page(lpn)? {
             // A wholly trimmed unit is reclaimed without copies.
-            self.u.erase_unit(unit, Cause::Merge);
-            self.u.data[lbn as usize] = NONE;
+            self.u.drop_data(lbn);
         }
         self.strict(lpn)
     }

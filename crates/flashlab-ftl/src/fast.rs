@@ -206,12 +206,7 @@ impl Mapping for FastFtl {
     }
 
     fn trim(&mut self, lpn: u64) -> Result<(), FtlError> {
-        self.u.check_range(lpn)?;
-        self.u.stats.host_trim_pages += 1;
-        self.u.unmap(lpn);
-        let lbn = self.u.split(lpn).0;
-        let data = self.u.data[lbn as usize];
-        if data != NONE && self.u.lbn_valid[lbn as usize] == 0 {
+        if let Some(lbn) = self.u.trim_page(lpn)? {
             // A wholly trimmed logical unit is reclaimed without copies (its pages in
             // RW log blocks are invalid and go with those blocks).
             let sw = self.sw_of[lbn as usize];
@@ -219,8 +214,7 @@ impl Mapping for FastFtl {
                 self.u.erase_unit(self.sw[sw as usize].unit, Cause::Merge);
                 self.free_sw(sw as usize);
             }
-            self.u.erase_unit(data, Cause::Merge);
-            self.u.data[lbn as usize] = NONE;
+            self.u.drop_data(lbn);
         }
         self.strict(lpn)
     }

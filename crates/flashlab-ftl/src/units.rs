@@ -190,6 +190,24 @@ impl Units {
         page
     }
 
+    /// A host trim of `lpn`: counted and unmapped. Returns its logical unit when that
+    /// unit is now wholly trimmed but still has a data unit, which the scheme reclaims
+    /// without copies ([`Units::drop_data`], after its own log blocks of that unit).
+    pub fn trim_page(&mut self, lpn: u64) -> Result<Option<u32>, FtlError> {
+        self.check_range(lpn)?;
+        self.stats.host_trim_pages += 1;
+        self.unmap(lpn);
+        let lbn = self.split(lpn).0;
+        let whole = self.data[lbn as usize] != NONE && self.lbn_valid[lbn as usize] == 0;
+        Ok(whole.then_some(lbn))
+    }
+
+    /// Erase the data unit of wholly trimmed logical unit `lbn` and forget it.
+    pub fn drop_data(&mut self, lbn: u32) {
+        self.erase_unit(self.data[lbn as usize], Cause::Merge);
+        self.data[lbn as usize] = NONE;
+    }
+
     /// Drop the mapping of `lpn`, invalidating its page.
     #[inline]
     pub fn unmap(&mut self, lpn: u64) {
