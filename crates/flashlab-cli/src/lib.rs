@@ -8,6 +8,7 @@
 pub mod api;
 pub mod bench;
 pub mod config_cmd;
+pub mod fs_bench;
 pub mod fs_cmd;
 pub mod hotness;
 pub mod observe;
