@@ -2,9 +2,10 @@
 //! `[fs.workload]` on it with [`run_workload`], print the phases and write
 //! the result object.
 //!
-//! Adding a file system: a variant of [`FsKind`], its name in `FsKind::NAMES`
-//! and one arm in [`run_kind`] that builds the model (on the SSD of
-//! `flashlab_sim::Settings`, or on raw flash) and hands it to [`bench`].
+//! Adding a file system: a variant of [`FsKind`], its name in `FsKind::NAMES`,
+//! its answer in `FsKind::on_ssd` and one arm in [`run_kind`] that builds the
+//! model (on the SSD of `flashlab_sim::Settings`, or on raw flash) and hands it
+//! to [`bench`]. `reproduce f2fs-ext4-ftl` picks up `ext4` and `f2fs` from here.
 
 use crate::config_cmd::{load_config, ConfigArgs};
 use crate::output::{check_output, table, write_json};
@@ -30,6 +31,13 @@ pub enum FsKind {
 
 impl FsKind {
     pub const NAMES: [(&'static str, FsKind); 2] = [("flashfs", FsKind::Flashfs), ("jffs2", FsKind::Jffs2)];
+
+    /// Runs on the simulated SSD (`[device]`, `[ftl]`, `[timing]`) rather than raw flash.
+    pub fn on_ssd(self) -> bool {
+        match self {
+            FsKind::Flashfs | FsKind::Jffs2 => false,
+        }
+    }
 
     /// The kind named `name`; an unknown name lists the valid ones.
     pub fn from_name(name: &str) -> anyhow::Result<FsKind> {

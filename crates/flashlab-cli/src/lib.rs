@@ -16,6 +16,8 @@ pub mod observe;
 pub mod output;
 pub mod plot;
 pub mod report;
+pub mod repro_fsftl;
+pub mod repro_fsftl_report;
 pub mod repro_ubifs;
 pub mod repro_wpo;
 pub mod reproduce;

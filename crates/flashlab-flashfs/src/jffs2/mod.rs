@@ -248,7 +248,7 @@ impl Jffs2 {
         } else if p.ntype == T_DIRENT && p.payload.len() >= 4 {
             let target = u32::from_le_bytes([p.payload[0], p.payload[1], p.payload[2], p.payload[3]]);
             let name = String::from_utf8_lossy(&p.payload[4..]).into_owned();
-            let newer = self.dirents.get(&name).map_or(true, |(_, v, _)| p.version > *v);
+            let newer = self.dirents.get(&name).is_none_or(|(_, v, _)| p.version > *v);
             if newer {
                 self.dirents.insert(name, (target, p.version, r));
             }
@@ -300,7 +300,7 @@ impl Jffs2 {
     /// Appends a node; returns its reference.
     fn append(&mut self, node: Vec<u8>, version: u32, file_offs: u32) -> Result<NodeRef, MtdError> {
         let room = |s: &Self, b: u32| s.block_bytes() - s.blocks[b as usize].written - s.wbuf.len() as u32;
-        if self.cur.map_or(true, |b| room(self, b) < node.len() as u32) {
+        if self.cur.is_none_or(|b| room(self, b) < node.len() as u32) {
             self.flush()?;
             self.cur = None;
             if self.free_blocks().len() < 3 && !self.in_gc {
@@ -427,11 +427,15 @@ impl Jffs2 {
     fn read_node(&mut self, r: NodeRef) -> Result<Vec<u8>, MtdError> {
         let written = self.blocks[r.block as usize].written;
         let mut b = vec![0u8; r.len as usize];
-        if self.cur == Some(r.block) && r.offs >= written {
-            let s = (r.offs - written) as usize;
-            b.copy_from_slice(&self.wbuf[s..s + r.len as usize]);
-        } else {
-            self.nand.read(r.block, r.offs, &mut b, Cause::Data)?;
+        // The part on flash, then the part still in the write buffer (a node
+        // may straddle the last programmed page).
+        let on_flash = if self.cur == Some(r.block) { written.saturating_sub(r.offs).min(r.len) } else { r.len };
+        if on_flash > 0 {
+            self.nand.read(r.block, r.offs, &mut b[..on_flash as usize], Cause::Data)?;
+        }
+        if on_flash < r.len {
+            let s = (r.offs + on_flash - written) as usize;
+            b[on_flash as usize..].copy_from_slice(&self.wbuf[s..s + (r.len - on_flash) as usize]);
         }
         Ok(b)
     }

@@ -57,10 +57,26 @@ fn split(path: &str) -> R<(&str, &str)> {
 }
 
 impl Jffs2 {
+    /// Every ancestor of `path` exists and is a directory (path walk).
+    fn check_parent(&self, path: &str) -> R<()> {
+        let mut end = 0;
+        while let Some(i) = path[end + 1..].find('/') {
+            end += 1 + i;
+            match self.dirents.get(&path[..end]) {
+                None => return Err(Errno::ENOENT.into()),
+                Some((ino, _, _)) if !self.is_dir(*ino) => return Err(Errno::ENOTDIR.into()),
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
     fn lookup(&self, path: &str) -> R<u32> {
         if path == "/" {
             return Ok(ROOT);
         }
+        split(path)?;
+        self.check_parent(path)?;
         self.dirents.get(path).map(|(ino, _, _)| *ino).ok_or_else(|| Errno::ENOENT.into())
     }
 
@@ -74,10 +90,8 @@ impl Jffs2 {
 
     /// A new entry at `path` (its parent must be a directory).
     fn new_entry(&mut self, path: &str, dir: bool) -> R<u32> {
-        let (parent, _) = split(path)?;
-        if !self.is_dir(self.lookup(parent)?) {
-            return Err(Errno::ENOTDIR.into());
-        }
+        split(path)?;
+        self.check_parent(path)?;
         if self.dirents.contains_key(path) {
             return Err(Errno::EEXIST.into());
         }
@@ -159,7 +173,7 @@ impl Jffs2 {
             for r in refs.split_off(at) {
                 self.obsolete(r);
             }
-            if size % PAGE != 0 {
+            if !size.is_multiple_of(PAGE) {
                 let mut page = self.read_page(ino, size / PAGE)?;
                 if page.len() as u64 > size % PAGE {
                     page.truncate((size % PAGE) as usize);
@@ -315,24 +329,27 @@ impl FileSystem for Jffs2 {
 
     fn rename(&mut self, from: &str, to: &str) -> R<()> {
         let ino = self.lookup(from)?;
-        let (parent, _) = split(to)?;
-        if !self.is_dir(self.lookup(parent)?) {
-            return Err(Errno::ENOTDIR.into());
+        split(to)?;
+        self.check_parent(to)?;
+        let dir = self.is_dir(ino);
+        if dir && (to == from || to.starts_with(&format!("{from}/"))) {
+            return Err(Errno::EINVAL.into());
         }
         if from == to {
             return Ok(());
         }
-        let dir = self.is_dir(ino);
-        if dir && (self.children(from).next().is_some() || to.starts_with(&format!("{from}/"))) {
+        let old = self.lookup(to).ok();
+        match (dir, old.map(|o| self.is_dir(o))) {
+            (false, Some(true)) => return Err(Errno::EISDIR.into()),
+            (true, Some(false)) => return Err(Errno::ENOTDIR.into()),
+            (true, Some(true)) if self.children(to).next().is_some() => return Err(Errno::ENOTEMPTY.into()),
+            _ => {}
+        }
+        // Entries are keyed by full path: a directory with entries cannot move.
+        if dir && self.children(from).next().is_some() {
             return Err(Errno::EINVAL.into());
         }
-        if let Ok(old) = self.lookup(to) {
-            match (dir, self.is_dir(old)) {
-                (false, true) => return Err(Errno::EISDIR.into()),
-                (true, false) => return Err(Errno::ENOTDIR.into()),
-                (true, true) if self.children(to).next().is_some() => return Err(Errno::ENOTEMPTY.into()),
-                _ => {}
-            }
+        if let Some(old) = old {
             let (_, _, r) = self.dirents[to];
             for d in self.data.remove(&old).unwrap_or_default() {
                 self.obsolete(d);

@@ -311,7 +311,7 @@ impl<'a, F: FileSystem> Engine<'a, F> {
         let _ = self.fs.mkdir("/untar");
         let mut i = 0u32;
         while self.c.bytes_written < self.spec.write_target_bytes {
-            if i % 64 == 0 {
+            if i.is_multiple_of(64) {
                 self.fs.mkdir(&format!("/untar/d{}", i / 64))?;
             }
             let n = (1024.0 * 32f64.powf(self.rng.gen::<f64>())) as usize;

@@ -106,8 +106,8 @@ pub fn run_workload<F: FileSystem + Measured>(
     };
     if own > capacity {
         return Err(BenchError::Invalid {
-            key: "fs.workload.file_mib",
-            value: format!("{} MiB", own >> 20),
+            key: "fs.workload.file_kib",
+            value: (own >> 10).to_string(),
             expected: format!("expected the workload's files to fit the file system's {} MiB", capacity >> 20),
         });
     }
