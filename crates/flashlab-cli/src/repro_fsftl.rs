@@ -43,12 +43,12 @@ pub struct Plan {
     pub seed: u64,
 }
 
-/// Physical geometry: 4 channels × 4 planes, 128 pages of 8 KiB per block
+/// Physical geometry: `channels` × 4 planes, 128 pages of 8 KiB per block
 /// (the OpenSSD's K9LCG08U1M MLC pages; the BAST superblock of 4 blocks makes
 /// its 32 KiB pages), 4 GiB at full size; MLC timing.
-fn device_sets(blocks_per_plane: u64) -> Vec<String> {
+fn device_sets(channels: u64, blocks_per_plane: u64) -> Vec<String> {
     [
-        "device.channels=4".to_string(),
+        format!("device.channels={channels}"),
         "device.chips_per_channel=1".into(),
         "device.dies_per_chip=1".into(),
         "device.planes_per_die=4".into(),
@@ -96,9 +96,10 @@ fn ftls(div: u64, units: u64) -> Vec<FtlSetup> {
 
 impl Plan {
     pub fn new(quick: bool) -> Plan {
-        let div = if quick { 32 } else { 1 };
-        let blocks_per_plane = 256 / div;
-        let units = 16 * blocks_per_plane / 4;
+        // --quick: one channel of 4 planes, 64 blocks each (256 MiB), so page
+        // mapping's 8.3 % over-provisioning still leaves GC 5 spare blocks a plane.
+        let (div, channels, blocks_per_plane) = if quick { (16, 1, 64) } else { (1, 4, 256) };
+        let units = channels * 4 * blocks_per_plane / 4;
         let mut file_systems = Vec::new();
         let mut missing = Vec::new();
         for name in SEED_FS {
@@ -112,8 +113,8 @@ impl Plan {
         }
         let note = if quick {
             format!(
-                "--quick: device and file scaled down by {div} (128 MiB, {} MiB file, {} log units)",
-                600 / div,
+                "--quick: device and file scaled down by {div} (256 MiB, a {:.1} MiB file, {} log units)",
+                600.0 / div as f64,
                 64 / div
             )
         } else {
@@ -123,7 +124,7 @@ impl Plan {
             quick,
             scale_div: div,
             note,
-            device_sets: device_sets(blocks_per_plane),
+            device_sets: device_sets(channels, blocks_per_plane),
             ftls: ftls(div, units),
             file_systems,
             missing,

@@ -271,7 +271,7 @@ fn plan_fs<'a>(c: &'a Ctx) -> impl Iterator<Item = &'static str> + 'a {
 pub fn markdown(plan: &Plan, claims: &[Claim], runs: &[Run]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# Seed 004 reproduced: F2FS and ext4 over BAST, BAST-padding, page mapping and DFTL\n");
-    let _ = writeln!(s, "Device: {}. IOZone-like: 4 KiB requests on a {} MiB file; filler files to the utilisation; create, 25 % random update, then sequential read, random read, random write, sequential write, each timed on its own (simulated time; caches dropped between phases).\n", plan.note, plan.file_kib / 1024);
+    let _ = writeln!(s, "Device: {}. IOZone-like: 4 KiB requests on a {:.1} MiB file; filler files to the utilisation; create, 25 % random update, then sequential read, random read, random write, sequential write, each timed on its own (simulated time; caches dropped between phases).\n", plan.note, plan.file_kib as f64 / 1024.0);
     for f in &plan.ftls {
         let _ = writeln!(s, "- `{}`: {}", f.name, f.note);
     }
