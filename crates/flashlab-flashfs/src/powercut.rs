@@ -316,7 +316,11 @@ fn run_workload_on<F: OnFlash>(mut nand: Nand, s: &CampaignSettings, ops: &[Op],
         }
     };
     let mut held = Vec::new();
-    for (i, op) in ops.iter().enumerate() {
+    // The run ends by closing every handle and syncing, then unmounts and
+    // mounts again (below), so that cuts also land in the unmount's commit
+    // and master write and in the next mount.
+    let closing = [Op::CloseAll, Op::Sync];
+    for (i, op) in ops.iter().chain(closing.iter()).enumerate() {
         let r = apply_fs(&mut fs, &mut held, op);
         let powered_off = fs.flash().ubi().nand().is_powered_off();
         match r {
@@ -358,11 +362,18 @@ fn run_workload_on<F: OnFlash>(mut nand: Nand, s: &CampaignSettings, ops: &[Op],
         }
     }
     let stats = Box::new(fs.flash().stats());
-    let n = fs.into_flash_lost().into_ubi().into_nand();
-    if n.is_powered_off() {
-        Run::Cut(n, t)
-    } else {
-        Run::Done(n, t, stats)
+    // Nothing is left in the cache after the closing sync.
+    let media = |n: &Nand| n.stats().uncorrectable_reads > media0;
+    let nand = match fs.into_flash_lost().unmount() {
+        Ok(ubi) => ubi.into_nand(),
+        Err(f) if f.ubi.nand().is_powered_off() => return Run::Cut(f.ubi.into_nand(), t),
+        Err(f) => return Run::Broken(format!("unmount: {}", f.error), media(f.ubi.nand()) || is_media_error(&f.error)),
+    };
+    match mount(nand, s) {
+        Ok(fs) if fs.ubi().nand().is_powered_off() => Run::Cut(fs.into_ubi().into_nand(), t),
+        Ok(fs) => Run::Done(fs.into_ubi().into_nand(), t, stats),
+        Err((Some(n), _)) if n.is_powered_off() => Run::Cut(n, t),
+        Err((n, e)) => Run::Broken(format!("remount: {e}"), is_media_error(&e) || n.is_some_and(|n| media(&n))),
     }
 }
 

@@ -117,3 +117,86 @@ fn ubifs_default_journal_is_5_percent_less_the_log() {
     // A small volume: the minimum journal, three buds.
     assert_eq!(flashlab_flashfs::ubifs_default_journal(60, 126_976, 2048), (3, 3));
 }
+
+/// Erases and page programs (by cause) of the NAND underneath.
+fn nand_counts(nand: &flashlab_mtd::Nand) -> (u64, u64, u64) {
+    let st = nand.stats();
+    (st.erases.total(), st.pages_programmed.get(Cause::Log), st.pages_programmed.get(Cause::Meta))
+}
+
+/// Unmount as Linux runs it on UBIFS: `generic_shutdown_super` →
+/// `sync_filesystem` → `ubifs_sync_fs` (sync the write buffers, then
+/// `ubifs_run_commit`, which writes nothing when `nothing_to_commit`), then
+/// `ubifs_put_super` (sync the write buffers, `ubifs_write_master` with the
+/// clean flags). Where the erases of the commit come from, in order
+/// (`do_commit`, commit.c):
+/// - `ubifs_gc_start_commit`: every freeable non-index LEB (all free or
+///   dirty) is unmapped — none here: nothing was deleted or overwritten;
+/// - `ubifs_log_start_commit`: the commit-start node goes to the next log
+///   LEB, unmapped first — it is not mapped (the last commit's
+///   `ubifs_log_post_commit` unmapped every log LEB but its own);
+/// - the index nodes are appended to the index head LEB and the LPT nodes
+///   after the last commit's in the LPT area — no LEB is entered;
+/// - no orphans, so the orphan area is not written
+///   (`ubifs_orphan_end_commit`);
+/// - the master node takes one more page of each master LEB, far from full
+///   (`ubifs_write_master` unmaps them only when full);
+/// - `ubifs_log_post_commit` unmaps the log LEBs from the old tail up to
+///   the new one: the one LEB that held format's commit-start node and the
+///   references written since — **1 erase**;
+/// - `ubifs_gc_end_commit`: no index LEB became free.
+///
+/// `ubifs_put_super`'s master write: one page in each master LEB, no erase.
+#[test]
+fn unmount_erases_as_ubifs() {
+    let cfg = FsSettings { compression: Compression::None, page_cache: false, ..FsSettings::default() };
+    let mut fs = fs_on(256, 64, 2048, cfg.clone());
+    let fd = fs.create("/a").unwrap();
+    fs.write(fd, 0, &data(10_000, 1)).unwrap();
+    fs.fsync(fd).unwrap();
+    fs.close(fd).unwrap();
+    let (e0, log0, meta0) = nand_counts(fs.ubi().nand());
+    let ubi = fs.unmount().unwrap();
+    let (e1, log1, meta1) = nand_counts(ubi.nand());
+    assert_eq!(e1 - e0, 1, "one erase: the previous commit's log LEB");
+    assert_eq!(ubi.nand().stats().erases.get(Cause::Log), 2, "format's and the unmount's log LEB");
+    assert_eq!(log1 - log0, 1, "one commit-start page (with the references of the open heads)");
+    assert_eq!(meta1 - meta0, 4, "the commit's master and put_super's, in both master LEBs");
+
+    // A clean master: the mount replays nothing and does not commit; it
+    // only marks the master dirty on flash (mount_ubifs), one page per
+    // master LEB, and appends to the LPT where the last commit stopped.
+    let fs = Fs::mount(Ubi::attach(ubi.into_nand(), UbiSettings::default()).unwrap(), 0, cfg.clone()).unwrap();
+    let (e2, log2, meta2) = nand_counts(fs.ubi().nand());
+    assert_eq!((e2 - e1, log2 - log1, meta2 - meta1), (0, 0, 2));
+    assert_eq!(fs.stats().commits, 0);
+    assert_eq!(fs.stats().fs.index_lebs_taken, 0);
+
+    // Nothing changed since: `nothing_to_commit`, so the unmount writes
+    // only put_super's master, and erases nothing.
+    let ubi = fs.unmount().unwrap();
+    let (e3, log3, meta3) = nand_counts(ubi.nand());
+    assert_eq!((e3 - e2, log3 - log2, meta3 - meta2), (0, 0, 2));
+
+    // The data is all there after a third mount.
+    let mut fs = Fs::mount(Ubi::attach(ubi.into_nand(), UbiSettings::default()).unwrap(), 0, cfg).unwrap();
+    let fd = fs.open("/a").unwrap();
+    assert_eq!(fs.read(fd, 0, 20_000).unwrap(), data(10_000, 1));
+    fs.check_invariants().unwrap();
+}
+
+/// A commit right before the unmount leaves nothing to commit: no erase, no
+/// log write, only put_super's master (one page per master LEB).
+#[test]
+fn unmount_after_a_commit_writes_only_the_master() {
+    let cfg = FsSettings { compression: Compression::None, page_cache: false, ..FsSettings::default() };
+    let mut fs = fs_on(256, 64, 2048, cfg);
+    let fd = fs.create("/a").unwrap();
+    fs.write(fd, 0, &data(30_000, 2)).unwrap();
+    fs.close(fd).unwrap();
+    fs.commit_all().unwrap();
+    let (e0, log0, meta0) = nand_counts(fs.ubi().nand());
+    let ubi = fs.unmount().unwrap();
+    let (e1, log1, meta1) = nand_counts(ubi.nand());
+    assert_eq!((e1 - e0, log1 - log0, meta1 - meta0), (0, 0, 2));
+}
