@@ -27,7 +27,7 @@ fn main() {
     }
     let only = args.first().and_then(|a| a.parse::<usize>().ok());
     let runs = [
-        ("64x16x2KiB, every op", CampaignSettings { workload_ops: 1500, ..base.clone() }),
+        ("64x16x2KiB, every op", CampaignSettings { workload_ops: 1500, prefill_bytes: 0, ..base.clone() }),
         (
             "64x16x2KiB, 1 MB prefilled (GC), every op",
             CampaignSettings {

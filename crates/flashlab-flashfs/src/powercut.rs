@@ -37,6 +37,14 @@ pub struct CampaignSettings {
     pub prefill_bytes: u32,
 }
 
+/// The default campaign cuts at every NAND operation of a run that reaches
+/// each kind of write flashfs makes, so that its cut points are not more of
+/// the same: 1.1 MB of older files on the 2 MiB device leave GC work (moves,
+/// the syncs before a victim is unmapped, unmaps), 600 operations give
+/// journal writes of every head, log references, commits (index, LPT,
+/// orphans, commit-start node, master, unmaps) and ENOSPC near full, and
+/// the run ends with a sync, a clean unmount (its commit and master write)
+/// and a remount (its master write). About 2 000 cut points.
 impl Default for CampaignSettings {
     fn default() -> Self {
         Self {
@@ -44,11 +52,11 @@ impl Default for CampaignSettings {
             ubi: UbiSettings::default(),
             fs: FsSettings::default(),
             workload_seed: 1,
-            workload_ops: 120,
+            workload_ops: 600,
             every_k_ops: 1,
             max_cut_points: 0,
             max_file_bytes: 24_000,
-            prefill_bytes: 0,
+            prefill_bytes: 1_100_000,
         }
     }
 }
