@@ -165,7 +165,7 @@ impl Fs {
                 next = (p + 1) * io;
                 let page = &page[..];
                 if let Ok((h, Node::Mst(m))) = parse_node(page) {
-                    if best.as_ref().map_or(true, |(c, s, _)| (m.commit_no, h.sqnum) > (*c, *s)) {
+                    if best.as_ref().is_none_or(|(c, s, _)| (m.commit_no, h.sqnum) > (*c, *s)) {
                         best = Some((m.commit_no, h.sqnum, m));
                     }
                 }
