@@ -372,16 +372,20 @@ fn run_workload_on<F: OnFlash>(mut nand: Nand, s: &CampaignSettings, ops: &[Op],
     let stats = Box::new(fs.flash().stats());
     // Nothing is left in the cache after the closing sync.
     let media = |n: &Nand| n.stats().uncorrectable_reads > media0;
+    // An injected media error in this closing unmount or remount ends the
+    // run as done: the workload itself finished.
     let nand = match fs.into_flash_lost().unmount() {
         Ok(ubi) => ubi.into_nand(),
         Err(f) if f.ubi.nand().is_powered_off() => return Run::Cut(f.ubi.into_nand(), t),
-        Err(f) => return Run::Broken(format!("unmount: {}", f.error), media(f.ubi.nand()) || is_media_error(&f.error)),
+        Err(f) if media(f.ubi.nand()) || is_media_error(&f.error) => return Run::Done(f.ubi.into_nand(), t, stats),
+        Err(f) => return Run::Broken(format!("unmount: {}", f.error), false),
     };
     match mount(nand, s) {
         Ok(fs) if fs.ubi().nand().is_powered_off() => Run::Cut(fs.into_ubi().into_nand(), t),
         Ok(fs) => Run::Done(fs.into_ubi().into_nand(), t, stats),
         Err((Some(n), _)) if n.is_powered_off() => Run::Cut(n, t),
-        Err((n, e)) => Run::Broken(format!("remount: {e}"), is_media_error(&e) || n.is_some_and(|n| media(&n))),
+        Err((Some(n), e)) if is_media_error(&e) || media(&n) => Run::Done(n, t, stats),
+        Err((_, e)) => Run::Broken(format!("remount: {e}"), is_media_error(&e)),
     }
 }
 
