@@ -10,6 +10,9 @@ use std::time::Instant;
 pub enum FsCmd {
     /// Run a power-cut campaign configured by the `[flashfs]` section.
     Powercut(PowercutArgs),
+    /// Mount flashfs (over UBI over simulated NAND, real bytes) on MOUNTDIR through FUSE
+    /// (docs/fuse.md), until `umount MOUNTDIR` or Ctrl-C.
+    Mount(crate::fs_mount_cmd::MountArgs),
 }
 
 #[derive(Args)]
@@ -19,7 +22,10 @@ pub struct PowercutArgs {
 }
 
 pub fn fs(cmd: FsCmd) -> anyhow::Result<()> {
-    let FsCmd::Powercut(a) = cmd;
+    let a = match cmd {
+        FsCmd::Powercut(a) => a,
+        FsCmd::Mount(a) => return crate::fs_mount_cmd::mount(a),
+    };
     let (_, s) = load_config(&a.c.config, &a.c.sets)?;
     check_output(a.c.json.as_deref(), "--json")?;
     let start = Instant::now();

@@ -10,6 +10,7 @@ pub mod bench;
 pub mod blockdev_cmd;
 pub mod config_cmd;
 pub mod fs_cmd;
+pub mod fs_mount_cmd;
 pub mod hotness;
 pub mod observe;
 

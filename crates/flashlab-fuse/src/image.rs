@@ -145,7 +145,7 @@ pub fn decode(bytes: &[u8], expect: DiskGeometry) -> Result<Image, ImageError> {
     let mut store = SparseStore::new(geometry.bytes());
     for _ in 0..n {
         let c = r.u64()?;
-        if (c + 1).saturating_mul(CHUNK_BYTES as u64) > geometry.bytes() {
+        if c.saturating_mul(CHUNK_BYTES as u64) >= geometry.bytes() {
             return Err(ImageError::Field(format!("chunk {c} is outside the disk")));
         }
         store.put_chunk(c, r.take(CHUNK_BYTES)?.try_into().expect("chunk"));

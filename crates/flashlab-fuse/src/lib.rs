@@ -16,3 +16,5 @@ pub mod store;
 
 pub use disk::{Disk, DiskError, Pace};
 pub use session::{check_mount_point, serve, MountError};
+pub mod flashvol;
+pub mod fsmount;
