@@ -51,8 +51,7 @@ pub fn mount(a: MountArgs) -> anyhow::Result<()> {
         eprintln!("flashlab: flashfs mounted on {}; `umount {}` or Ctrl-C stops", dir.display(), dir.display());
     })?;
     let vol = vol.lock().unwrap_or_else(|p| p.into_inner()).take().context("the volume was lost")?;
-    let st = vol.fs().ubi().nand().stats().clone();
-    let bytes = vol.unmount()?;
+    let (bytes, st) = vol.unmount()?;
     if let Some(p) = &a.image {
         save(p, &bytes).with_context(|| format!("cannot write {}", p.display()))?;
     }

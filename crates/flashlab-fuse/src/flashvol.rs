@@ -8,7 +8,7 @@
 
 use flashlab_flashfs::powercut::CampaignSettings;
 use flashlab_flashfs::{Errno, Fd, Fs, StatFs};
-use flashlab_mtd::{Nand, StateError};
+use flashlab_mtd::{MtdStats, Nand, StateError};
 use flashlab_ubi::Ubi;
 use std::collections::HashMap;
 use thiserror::Error;
@@ -71,10 +71,10 @@ impl FlashVol {
         with_crc(self.fs.ubi().nand().save_state())
     }
 
-    /// Unmount cleanly (commit, fastmap) and return the NAND image.
-    pub fn unmount(self) -> Result<Vec<u8>, VolError> {
-        let ubi = self.fs.unmount().map_err(|f| flash(f.error))?;
-        Ok(with_crc(ubi.into_nand().save_state()))
+    /// Unmount cleanly (commit, fastmap); the NAND image and the NAND's counters.
+    pub fn unmount(self) -> Result<(Vec<u8>, MtdStats), VolError> {
+        let nand = self.fs.unmount().map_err(|f| flash(f.error))?.into_nand();
+        Ok((with_crc(nand.save_state()), nand.stats().clone()))
     }
 
     /// The file system (counters, statistics).
