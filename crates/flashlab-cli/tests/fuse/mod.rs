@@ -58,14 +58,20 @@ pub struct Server {
 impl Server {
     pub fn start(args: &[&str], dir: &Path) -> Server {
         let child = Command::new(bin()).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn");
-        let s = Server { child: Some(child), dir: dir.to_path_buf() };
+        let mut s = Server { child: Some(child), dir: dir.to_path_buf() };
         let t = Instant::now();
         while !mounted(dir) {
             if t.elapsed() > Duration::from_secs(20) {
                 panic!("{} was not mounted within 20 s", dir.display());
             }
-            if let Some(c) = s.child.as_ref() {
-                let _ = c.id();
+            let c = s.child.as_mut().expect("running");
+            if let Ok(Some(status)) = c.try_wait() {
+                let mut err = String::new();
+                if let Some(mut e) = c.stderr.take() {
+                    use std::io::Read;
+                    let _ = e.read_to_string(&mut err);
+                }
+                panic!("the server exited ({status}) before mounting: {err}");
             }
             std::thread::sleep(Duration::from_millis(50));
         }
