@@ -9,7 +9,9 @@ use fuser::{
     ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request,
     TimeOrNow, WriteFlags,
 };
+use std::collections::HashMap;
 use std::ffi::OsStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
@@ -26,11 +28,36 @@ const FALLOC_FL_ZERO_RANGE: i32 = 0x10;
 pub struct BlockdevFs {
     disk: Arc<Mutex<Disk>>,
     started: SystemTime,
+    /// `stats.json` as it was when each open handle was opened: a reader sees one
+    /// consistent object, whatever is served meanwhile.
+    snapshots: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
+    next_fh: AtomicU64,
+    /// Length of the latest snapshot (the size `stat` reports).
+    last_len: AtomicU64,
 }
 
 impl BlockdevFs {
     pub fn new(disk: Arc<Mutex<Disk>>) -> BlockdevFs {
-        BlockdevFs { disk, started: SystemTime::now() }
+        BlockdevFs {
+            disk,
+            started: SystemTime::now(),
+            snapshots: Mutex::new(HashMap::new()),
+            next_fh: AtomicU64::new(1),
+            last_len: AtomicU64::new(0),
+        }
+    }
+
+    fn snapshots(&self) -> MutexGuard<'_, HashMap<u64, Arc<Vec<u8>>>> {
+        self.snapshots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A new snapshot of `stats.json`, kept under a fresh handle.
+    fn snapshot(&self) -> u64 {
+        let s = self.stats();
+        self.last_len.store(s.len() as u64, Ordering::Relaxed);
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        self.snapshots().insert(fh, Arc::new(s));
+        fh
     }
 
     fn disk(&self) -> MutexGuard<'_, Disk> {
@@ -48,7 +75,14 @@ impl BlockdevFs {
         let (kind, perm, size, nlink) = match ino {
             INodeNo::ROOT => (FileType::Directory, 0o755, 0, 2),
             DISK => (FileType::RegularFile, 0o644, self.disk().size(), 1),
-            STATS => (FileType::RegularFile, 0o444, self.stats().len() as u64, 1),
+            STATS => {
+                let mut len = self.last_len.load(Ordering::Relaxed);
+                if len == 0 {
+                    len = self.stats().len() as u64;
+                    self.last_len.store(len, Ordering::Relaxed);
+                }
+                (FileType::RegularFile, 0o444, len, 1)
+            }
             _ => return None,
         };
         let t = self.started;
@@ -135,7 +169,8 @@ impl Filesystem for BlockdevFs {
         match ino {
             // Direct I/O: every read and write of the disk reaches the simulated SSD,
             // none is served from or held in the kernel's page cache.
-            DISK | STATS => reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
+            DISK => reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
+            STATS => reply.opened(FileHandle(self.snapshot()), FopenFlags::FOPEN_DIRECT_IO),
             _ => reply.error(Errno::EISDIR),
         }
     }
@@ -144,7 +179,7 @@ impl Filesystem for BlockdevFs {
         &self,
         _req: &Request,
         ino: INodeNo,
-        _fh: FileHandle,
+        fh: FileHandle,
         offset: u64,
         size: u32,
         _flags: OpenFlags,
@@ -157,7 +192,8 @@ impl Filesystem for BlockdevFs {
                 Err(e) => reply.error(Errno::from_i32(e.errno())),
             },
             STATS => {
-                let s = self.stats();
+                let snap = self.snapshots().get(&fh.0).cloned();
+                let s = snap.unwrap_or_else(|| Arc::new(self.stats()));
                 let from = (offset as usize).min(s.len());
                 let to = (from + size as usize).min(s.len());
                 reply.data(&s[from..to]);
@@ -189,6 +225,22 @@ impl Filesystem for BlockdevFs {
 
     fn flush(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _lock: LockOwner, reply: ReplyEmpty) {
         // close(): nothing is cached here, and close is not a durability point.
+        reply.ok();
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        if ino == STATS {
+            self.snapshots().remove(&fh.0);
+        }
         reply.ok();
     }
 
