@@ -391,6 +391,7 @@ fn sweep_errors_name_the_point_or_key() {
     assert!(fails(&["sweep", s.to_str().unwrap(), "--quiet"]).contains("list the seeds in `seeds`"));
 }
 
+mod fuse;
 mod hostile;
 mod new_user;
 
