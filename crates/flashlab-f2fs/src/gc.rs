@@ -83,7 +83,16 @@ impl F2fs {
         }
         self.io.wait_for(done);
         self.stats.gc_blocks_read += blocks.len() as u64;
-        for &b in &blocks {
+        self.sm.gc_victim_sec = sec;
+        let r = self.move_blocks(&blocks);
+        self.sm.gc_victim_sec = NONE;
+        r?;
+        Ok(blocks.len() as u32)
+    }
+
+    /// `gc_data_segment` / `gc_node_segment`: each still-valid block moves.
+    fn move_blocks(&mut self, blocks: &[u32]) -> F2fsResult<()> {
+        for &b in blocks {
             if !self.sm.is_valid(b) {
                 continue;
             }
@@ -96,7 +105,7 @@ impl F2fs {
                 self.write_node(owner, true)?;
             }
         }
-        Ok(blocks.len() as u32)
+        Ok(())
     }
 
     /// `f2fs_balance_fs`: foreground cleaning while free sections are short;

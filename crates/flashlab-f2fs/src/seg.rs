@@ -50,6 +50,8 @@ pub struct SegMgr {
     pub sit_dirty: Vec<bool>,
     pub sit_dirty_list: Vec<u32>,
     pub reserved_secs: u32,
+    /// The section being cleaned (`cur_victim_sec`): SSR keeps out of it.
+    pub gc_victim_sec: u32,
     /// Counters.
     pub ssr_allocs: u64,
     pub lfs_allocs: u64,
@@ -83,6 +85,7 @@ impl SegMgr {
             sit_dirty: vec![false; segs as usize],
             sit_dirty_list: Vec::new(),
             reserved_secs: l.reserved_sections(),
+            gc_victim_sec: NONE,
             ssr_allocs: 0,
             lfs_allocs: 0,
         }
@@ -191,7 +194,7 @@ impl SegMgr {
         let old = self.cur[t as usize].seg;
         if old != NONE && self.segs_per_sec > 1 {
             let next = old + 1;
-            if next % self.segs_per_sec != 0 && self.free[next as usize] {
+            if !next.is_multiple_of(self.segs_per_sec) && self.free[next as usize] {
                 return Some(next);
             }
         }
@@ -231,7 +234,12 @@ impl SegMgr {
             let mut best: Option<(u16, u32)> = None;
             for s in 0..self.segs {
                 let su = s as usize;
-                if self.free[su] || self.open[su] || self.valid[su] == 0 || self.seg_type[su] != ty as u8 {
+                if self.free[su]
+                    || self.open[su]
+                    || self.valid[su] == 0
+                    || self.seg_type[su] != ty as u8
+                    || self.sec_of(s) == self.gc_victim_sec
+                {
                     continue;
                 }
                 if best.is_some_and(|(c, _)| c <= self.ckpt_valid[su]) {

@@ -102,7 +102,7 @@ fn run(cfg: F2fsSettings, phys_mib: u32, ops: &[Op]) -> Result<(), TestCaseError
                         if pages.len() <= idx {
                             pages.resize(idx + 1, 0);
                         }
-                        pages[idx] = tag.wrapping_add(k as u64) | 1;
+                        pages[idx] = tag.wrapping_add(k) | 1;
                     }
                     c.close(fd).map_err(|e| tc(e.errno()))?;
                 }
