@@ -280,6 +280,12 @@ impl F2fs {
                 self.io.write(META, self.lay.ssa_blkaddr as u64 + prev as u64)?;
                 self.stats.ssa_blocks_written += 1;
             }
+            if self.sm.ssr_allocs != ssr0 {
+                // change_curseg → f2fs_get_sum_page: the recycled segment's summary is read.
+                let seg = self.sm.cur[t as usize].seg;
+                self.io.read_sync(self.lay.ssa_blkaddr as u64 + seg as u64, 1)?;
+                self.stats.ssa_blocks_read += 1;
+            }
         }
         Ok(b)
     }

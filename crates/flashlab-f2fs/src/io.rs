@@ -120,7 +120,6 @@ impl Io {
     }
 
     /// Reads and waits.
-    #[allow(dead_code)]
     pub fn read_sync(&mut self, start: u64, len: u64) -> Result<(), F2fsError> {
         self.submit_all()?;
         let done = self.read(start, len)?;

@@ -19,6 +19,8 @@ pub struct F2fsStats {
     pub fsync_node_blocks_written: u64,
     /// Segment-summary blocks written when a log leaves a segment.
     pub ssa_blocks_written: u64,
+    /// Summary blocks read when a log recycles a segment (SSR).
+    pub ssa_blocks_read: u64,
     /// CP packs and the NAT and SIT blocks a checkpoint writes.
     pub checkpoint_blocks_written: u64,
     /// Valid blocks cleaning moved (data, node).

@@ -208,6 +208,7 @@ fn filling_the_volume_is_enospc_not_a_panic_and_cleaning_runs_when_nearly_full()
     f.sync().unwrap();
     f.check().unwrap();
     let s = f.stats().clone();
+    println!("nearly full, 4 × random overwrite of 90 %: {s:?}");
     assert!(s.fg_gc_sections > 0 || s.ssr_segments > 0, "{s:?}");
     assert!(s.gc_data_blocks_moved > 0 || s.ssr_segments > 0);
 }
