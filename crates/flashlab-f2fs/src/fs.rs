@@ -192,11 +192,13 @@ impl F2fs {
     /// The SSD underneath (pending writes submitted first).
     pub fn ssd_mut(&mut self) -> F2fsResult<&mut Ssd> {
         self.io.submit_all()?;
-        Ok(&mut self.io.ssd)
+        Ok(self.io.ssd.get_mut())
     }
 
-    pub fn ssd(&self) -> &Ssd {
-        &self.io.ssd
+    /// Runs `f` on the SSD through `&self` (for counters and results; writes
+    /// still merging in the model's per-log requests are not in them yet).
+    pub fn with_ssd<R>(&self, f: impl FnOnce(&mut Ssd) -> R) -> R {
+        f(&mut self.io.ssd.borrow_mut())
     }
 
     /// The file system's clock (ns).

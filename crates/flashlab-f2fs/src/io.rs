@@ -9,6 +9,7 @@ use crate::error::F2fsError;
 use crate::layout::BLOCK_BYTES;
 use crate::temp::NR_LOGS;
 use flashlab_sim::{Op, Ssd};
+use std::cell::RefCell;
 
 /// Pending merged write: first device block and length.
 #[derive(Debug, Clone, Copy)]
@@ -19,7 +20,9 @@ struct Bio {
 
 /// The SSD, the clock and the write merging.
 pub struct Io {
-    pub ssd: Ssd,
+    /// In a cell so that counters can be read through `&self`
+    /// (`Ssd::result` takes `&mut`); the model itself uses `get_mut`.
+    pub ssd: RefCell<Ssd>,
     /// The file system's simulated time (ns).
     pub clock_ns: u64,
     /// Time spent waiting for the device (ns).
@@ -44,7 +47,7 @@ fn dev(e: flashlab_sim::SimError) -> F2fsError {
 impl Io {
     pub fn new(ssd: Ssd, queue_depth: u32, max_bio_blocks: u32) -> Io {
         Io {
-            ssd,
+            ssd: RefCell::new(ssd),
             clock_ns: 0,
             waited_ns: 0,
             last_io_ns: 0,
@@ -66,7 +69,7 @@ impl Io {
     fn submit_async(&mut self, op: Op, start: u64, len: u64) -> Result<(), F2fsError> {
         let slot = self.inflight[self.head];
         self.wait_until(slot);
-        let c = self.ssd.submit(op, start * BLOCK_BYTES, len * BLOCK_BYTES, self.clock_ns).map_err(dev)?;
+        let c = self.ssd.get_mut().submit(op, start * BLOCK_BYTES, len * BLOCK_BYTES, self.clock_ns).map_err(dev)?;
         self.requests += 1;
         self.last_io_ns = self.clock_ns;
         self.inflight[self.head] = c.done_ns.unwrap_or(0);
@@ -113,7 +116,8 @@ impl Io {
     /// Reads `len` device blocks from `start`, submitted now, not waited for;
     /// returns the completion time.
     pub fn read(&mut self, start: u64, len: u64) -> Result<u64, F2fsError> {
-        let c = self.ssd.submit(Op::Read, start * BLOCK_BYTES, len * BLOCK_BYTES, self.clock_ns).map_err(dev)?;
+        let c =
+            self.ssd.get_mut().submit(Op::Read, start * BLOCK_BYTES, len * BLOCK_BYTES, self.clock_ns).map_err(dev)?;
         self.requests += 1;
         self.last_io_ns = self.clock_ns;
         Ok(c.done_ns.unwrap_or(0))
@@ -140,7 +144,7 @@ impl Io {
     /// A cache flush (`f2fs_issue_flush`, REQ_PREFLUSH), waited for.
     pub fn flush(&mut self) -> Result<(), F2fsError> {
         self.wait_all()?;
-        if let Some(done) = self.ssd.flush(self.clock_ns).map_err(dev)? {
+        if let Some(done) = self.ssd.get_mut().flush(self.clock_ns).map_err(dev)? {
             self.wait_until(done);
         }
         Ok(())
