@@ -239,3 +239,36 @@ fn timed_requests_advance_the_clock() {
     assert!(c.now_ns() > t0, "fsync waits for the device");
     assert!(c.inner().device_busy_ns() > 0);
 }
+
+#[test]
+fn at_95_percent_utilisation_cleaning_costs_show() {
+    // Through the page cache, with simulated time passing (checkpoints every 60 s),
+    // random 4 KiB updates of a file filling 95 % of the user blocks.
+    let f = fs(80, F2fsSettings::default());
+    let n = f.layout().user_block_count * 95 / 100 - 8;
+    let mut c = PageCache::new(f, CacheSettings { memory_mib: 4, ..Default::default() }, 0);
+    let fd = c.create("/iozone").unwrap();
+    for k in 0..n {
+        c.write(fd, k * 4096, &page(k)).unwrap();
+    }
+    c.sync().unwrap();
+    let before = c.inner().stats().clone();
+    let mut x = 7u64;
+    for i in 0..4 * n {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        c.write(fd, ((x >> 33) % n) * 4096, &page(i)).unwrap();
+        if i % 64 == 0 {
+            let t = c.now_ns() + 1_000_000_000;
+            c.idle_until(t).unwrap();
+        }
+    }
+    c.sync().unwrap();
+    let s = c.inner().stats().clone();
+    c.inner().check().unwrap();
+    let app = 4 * n;
+    let fs_writes = s.fs_blocks_written() - before.fs_blocks_written();
+    println!("95 %: {app} app blocks, {fs_writes} fs blocks, {s:?}");
+    assert!(s.checkpoints_interval > 0);
+    assert!(s.ssr_segments > 0 && s.cleaning_blocks() + s.ssa_blocks_written > 0, "{s:?}");
+    assert!(fs_writes > app, "the file system writes more than the application: {fs_writes} vs {app}");
+}
