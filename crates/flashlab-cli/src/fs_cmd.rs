@@ -20,10 +20,11 @@ pub struct PowercutArgs {
 
 pub fn fs(cmd: FsCmd) -> anyhow::Result<()> {
     let FsCmd::Powercut(a) = cmd;
-    let (_, s) = load_config(&a.c.config, &a.c.sets)?;
+    let (raw, _) = load_config(&a.c.config, &a.c.sets)?;
+    let campaign = raw.resolve_flashfs()?;
     check_output(a.c.json.as_deref(), "--json")?;
     let start = Instant::now();
-    let report = flashlab_flashfs::powercut::run_campaign(&s.flashfs);
+    let report = flashlab_flashfs::powercut::run_campaign(&campaign);
     let wall = start.elapsed().as_secs_f64();
     if let Some(e) = &report.setup_error {
         anyhow::bail!("power-cut campaign could not run: {e}");
