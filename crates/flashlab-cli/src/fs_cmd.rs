@@ -9,17 +9,22 @@ use std::time::Instant;
 #[derive(Subcommand)]
 pub enum FsCmd {
     /// Run a power-cut campaign configured by the `[flashfs]` section.
-    Powercut(PowercutArgs),
+    Powercut(FsArgs),
+    /// Run a file workload (`[fs.workload]`) on a file system (`[fs] kind`).
+    Bench(FsArgs),
 }
 
 #[derive(Args)]
-pub struct PowercutArgs {
+pub struct FsArgs {
     #[command(flatten)]
     c: ConfigArgs,
 }
 
 pub fn fs(cmd: FsCmd) -> anyhow::Result<()> {
-    let FsCmd::Powercut(a) = cmd;
+    let a = match cmd {
+        FsCmd::Powercut(a) => a,
+        FsCmd::Bench(a) => return crate::fs_bench::fs_bench(a.c),
+    };
     let (raw, _) = load_config(&a.c.config, &a.c.sets)?;
     let campaign = raw.resolve_flashfs()?;
     check_output(a.c.json.as_deref(), "--json")?;

@@ -53,6 +53,7 @@ impl RawConfig {
         // Validated with every run so a bad [flashfs] section fails early; the campaign
         // settings themselves belong to flashfs (see `resolve_flashfs`).
         self.resolve_flashfs()?;
+        self.resolve_fs_bench()?;
         Ok(Settings {
             geometry,
             spare_factor: spare,

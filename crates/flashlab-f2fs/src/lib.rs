@@ -23,6 +23,7 @@ mod gc;
 mod invariants;
 mod io;
 pub mod layout;
+mod measured;
 mod node;
 mod ns;
 mod seg;
