@@ -104,6 +104,7 @@ pub fn bench(json: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {
             peak_rss_bytes: peak_rss(),
         });
     }
+    rows.push(swap_row(quick)?);
     for r in &rows {
         println!("{}: {}", r.name, r.description);
         table(&[
@@ -120,6 +121,41 @@ pub fn bench(json: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {
         write_json(&p, &rows)?;
     }
     Ok(())
+}
+
+/// Issue 16: simulated swap operations (pages swapped out + pages swapped in) per
+/// second, counting mode: an application model referencing 1 GiB uniformly at random
+/// (half writes, no CPU time) against 256 MiB of RAM, `linux` allocator, page mapping.
+fn swap_row(quick: bool) -> anyhow::Result<BenchRow> {
+    let scale = if quick { 8 } else { 1 };
+    let sets: Vec<String> = ["timing.enabled=false", "device.blocks_per_plane=512"].map(String::from).to_vec();
+    let (_, s) = flashlab_config::load("", "bench", &sets)?;
+    let model = format!(
+        "name = \"swap-bench\"\nprovenance = \"bench\"\nfootprint_mib = 1024\nreferences = {}\n\
+         cpu_ns_per_reference = 0\nwrite_fraction = 0.5\nsequential_share = 0.0\n",
+        4_000_000 / scale
+    );
+    let app = flashlab_swap::AppModel::from_toml(&model, "bench")?;
+    let raw = flashlab_config::RawSwap { ram_mib: 256, swap_mib: 1536, ..Default::default() };
+    let ss = flashlab_swap::SwapSettings::resolve(&raw, &s)?;
+    let start = Instant::now();
+    let r = crate::swap_cmd::run_on(&ss, &s, flashlab_swap::Workload::App(&app))?;
+    let wall = start.elapsed().as_secs_f64();
+    let ops = r.swap_outs + r.swap_ins;
+    Ok(BenchRow {
+        name: "swap-counting".into(),
+        description: format!(
+            "swap: {} references over 1 GiB at random, 256 MiB RAM, linux allocator, counting mode; requests = pages swapped out + in",
+            4_000_000 / scale
+        ),
+        requests: ops,
+        wall_time_s: wall,
+        requests_per_s: ops as f64 / wall,
+        waf: r.ssd_waf,
+        state_bytes_per_physical_page: 0.0,
+        mapping_ram_bytes: None,
+        peak_rss_bytes: peak_rss(),
+    })
 }
 
 /// Peak resident set size of this process (Linux), in bytes.

@@ -392,3 +392,4 @@ fn sweep_errors_name_the_point_or_key() {
 
 mod hostile;
 mod new_user;
+mod swap;

@@ -21,6 +21,7 @@ mod prewrite;
 mod report;
 mod sched;
 mod ssd;
+mod trim;
 
 mod result;
 pub mod timing;
