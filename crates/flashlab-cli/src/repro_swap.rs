@@ -46,7 +46,7 @@ impl Plan {
             scale_divisor: d,
             ram_mib: 1024 / d,
             swap_mib: 2048 / d,
-            device_sets: vec![format!("device.blocks_per_plane={blocks}"), "ftl.track_content=false".into()],
+            device_sets: vec![format!("device.blocks_per_plane={blocks}"), "sim.track_content=false".into()],
         }
     }
 

@@ -12,7 +12,9 @@
 //!   (`shrink_page_list`): a dirty page (or one without a slot) gets a slot
 //!   (`add_to_swap` → `get_swap_page`) and is written; a clean swap-cache page is
 //!   dropped. Writes of consecutive slots go as one request (the block layer's merge);
-//!   the task waits for the batch (direct reclaim waiting on writeback);
+//!   write-back overlaps the task, which waits for the previous batch when it has
+//!   submitted the next (direct reclaim throttled on writeback), so an allocation-time
+//!   TRIM may find writes in flight and, non-queued, wait for them to drain;
 //! - discards: `sys_swapon`'s before the run; allocation-time ones (`linux`,
 //!   `semantic`) block the allocating task, as `blkdev_issue_discard(..., WAIT)` did;
 //!   `linux-modern`'s discard of a freed cluster is sent from a work item and does not
@@ -67,6 +69,8 @@ pub struct SwapSystem {
     page_tag: Vec<u32>,
     check: bool,
     now: u64,
+    /// Completion of the last batch of swap-out writes.
+    prev_batch_done: u64,
     start: u64,
     timed: bool,
     st: Stats,
@@ -96,6 +100,7 @@ impl SwapSystem {
             flags,
             check,
             now: 0,
+            prev_batch_done: 0,
             start: 0,
             timed,
             st: Stats::default(),
@@ -312,8 +317,12 @@ impl SwapSystem {
             i = j;
         }
         self.st.swap_outs += writes.len() as u64;
-        self.st.io_wait_ns += done - self.now;
-        self.now = done;
+        // Write-back overlaps the task: it waits for the previous batch, not this one
+        // (at most two batches in flight, as direct reclaim throttles on writeback).
+        let wait = self.prev_batch_done.max(self.now);
+        self.st.io_wait_ns += wait - self.now;
+        self.now = wait;
+        self.prev_batch_done = done;
         Ok(())
     }
 
