@@ -57,7 +57,8 @@ impl SwapSettings {
             let want = format!("at most the SSD's logical capacity, {} MiB", capacity >> 20);
             return bad("swap_mib", &raw.swap_mib, &want);
         }
-        if device == DeviceKind::Ssd && (ssd.page_bytes() > SLOT_BYTES || SLOT_BYTES % ssd.page_bytes() != 0) {
+        if device == DeviceKind::Ssd && (ssd.page_bytes() > SLOT_BYTES || !SLOT_BYTES.is_multiple_of(ssd.page_bytes()))
+        {
             let got = ssd.page_bytes();
             return Err(SwapError::Config(format!(
                 "device.page_bytes = {got}: swap needs SSD pages that divide its 4096-byte slots"
