@@ -125,18 +125,21 @@ pub fn bench(json: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {
 
 /// Issue 16: simulated swap operations (pages swapped out + pages swapped in) per
 /// second, counting mode: an application model referencing 1 GiB uniformly at random
-/// (half writes, no CPU time) against 256 MiB of RAM, `linux` allocator, page mapping.
+/// (half writes, no CPU time) against 256 MiB of RAM, `linux` allocator, page mapping
+/// (`--quick`: a quarter of the sizes).
 fn swap_row(quick: bool) -> anyhow::Result<BenchRow> {
-    let scale = if quick { 8 } else { 1 };
-    let sets: Vec<String> = ["timing.enabled=false", "device.blocks_per_plane=512"].map(String::from).to_vec();
+    // --quick: a quarter of the footprint, RAM and swap, a sixteenth of the references.
+    let (d, refs) = if quick { (4, 250_000) } else { (1, 4_000_000) };
+    let blocks = if quick { 128 } else { 512 };
+    let sets = ["timing.enabled=false".to_string(), format!("device.blocks_per_plane={blocks}")];
     let (_, s) = flashlab_config::load("", "bench", &sets)?;
     let model = format!(
-        "name = \"swap-bench\"\nprovenance = \"bench\"\nfootprint_mib = 1024\nreferences = {}\n\
+        "name = \"swap-bench\"\nprovenance = \"bench\"\nfootprint_mib = {}\nreferences = {refs}\n\
          cpu_ns_per_reference = 0\nwrite_fraction = 0.5\nsequential_share = 0.0\n",
-        4_000_000 / scale
+        1024 / d
     );
     let app = flashlab_swap::AppModel::from_toml(&model, "bench")?;
-    let raw = flashlab_config::RawSwap { ram_mib: 256, swap_mib: 1536, ..Default::default() };
+    let raw = flashlab_config::RawSwap { ram_mib: 256 / d, swap_mib: 1536 / d, ..Default::default() };
     let ss = flashlab_swap::SwapSettings::resolve(&raw, &s)?;
     let start = Instant::now();
     let r = crate::swap_cmd::run_on(&ss, &s, flashlab_swap::Workload::App(&app))?;
@@ -145,8 +148,9 @@ fn swap_row(quick: bool) -> anyhow::Result<BenchRow> {
     Ok(BenchRow {
         name: "swap-counting".into(),
         description: format!(
-            "swap: {} references over 1 GiB at random, 256 MiB RAM, linux allocator, counting mode; requests = pages swapped out + in",
-            4_000_000 / scale
+            "swap: {refs} references over {} MiB at random, {} MiB RAM, linux allocator, counting mode; requests = pages swapped out + in",
+            1024 / d,
+            256 / d
         ),
         requests: ops,
         wall_time_s: wall,
