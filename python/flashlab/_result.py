@@ -147,3 +147,38 @@ class Result:
         if self._series_columns is None:
             raise ValueError("run with series_every=N to get the time series")
         return _tables.convert(_tables.series_table(self._series_columns), kind)
+
+
+# `flashlab swap --json` writes another object (crates/flashlab-swap, SwapResult):
+# these are its keys, in order (docs/swap.md explains each).
+SWAP_RESULT_KEYS = (
+    "app",
+    "allocator",
+    "device",
+    "ram_mib",
+    "swap_mib",
+    "footprint_mib",
+    "references",
+    "swapping",
+    "run_time_s",
+    "cpu_time_s",
+    "swap_io_wait_s",
+    "trim_wait_s",
+    "swap_outs",
+    "swap_ins",
+    "major_faults",
+    "readahead_pages",
+    "swap_write_requests",
+    "swap_read_requests",
+    "swap_out_rate_pages_per_s",
+    "trim_commands",
+    "trim_slots",
+    "trim_time_s_total",
+    "trim_time_ms_mean",
+    "swapon_trim_ms",
+    "ssd_waf",
+    "ssd_erases",
+    "ssd_gc_runs",
+    "ssd_gc_copied_pages",
+    "wall_time_s",
+)

@@ -106,6 +106,7 @@ pub fn bench(json: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {
         });
     }
     rows.push(fs_iozone_flashfs(quick)?);
+    rows.push(swap_row(quick)?);
     for r in &rows {
         println!("{}: {}", r.name, r.description);
         table(&[
@@ -153,6 +154,45 @@ fn fs_iozone_flashfs(quick: bool) -> anyhow::Result<BenchRow> {
         wall_time_s: wall,
         requests_per_s: requests as f64 / wall,
         waf: out.report.fs_waf,
+        state_bytes_per_physical_page: None,
+        mapping_ram_bytes: None,
+        peak_rss_bytes: peak_rss(),
+    })
+}
+
+/// Issue 16: simulated swap operations (pages swapped out + pages swapped in) per
+/// second, counting mode: an application model referencing 1 GiB uniformly at random
+/// (half writes, no CPU time) against 256 MiB of RAM, `linux` allocator, page mapping
+/// (`--quick`: a quarter of the sizes).
+fn swap_row(quick: bool) -> anyhow::Result<BenchRow> {
+    // --quick: a quarter of the footprint, RAM and swap, a sixteenth of the references.
+    let (d, refs) = if quick { (4, 250_000) } else { (1, 4_000_000) };
+    let blocks = if quick { 128 } else { 512 };
+    let sets = ["timing.enabled=false".to_string(), format!("device.blocks_per_plane={blocks}")];
+    let (_, s) = flashlab_config::load("", "bench", &sets)?;
+    let model = format!(
+        "name = \"swap-bench\"\nprovenance = \"bench\"\nfootprint_mib = {}\nreferences = {refs}\n\
+         cpu_ns_per_reference = 0\nwrite_fraction = 0.5\nsequential_share = 0.0\n",
+        1024 / d
+    );
+    let app = flashlab_swap::AppModel::from_toml(&model, "bench")?;
+    let raw = flashlab_config::RawSwap { ram_mib: 256 / d, swap_mib: 1536 / d, ..Default::default() };
+    let ss = flashlab_swap::SwapSettings::resolve(&raw, &s)?;
+    let start = Instant::now();
+    let r = crate::swap_cmd::run_on(&ss, &s, flashlab_swap::Workload::App(&app))?;
+    let wall = start.elapsed().as_secs_f64();
+    let ops = r.swap_outs + r.swap_ins;
+    Ok(BenchRow {
+        name: "swap-counting".into(),
+        description: format!(
+            "swap: {refs} references over {} MiB at random, {} MiB RAM, linux allocator, counting mode; requests = pages swapped out + in",
+            1024 / d,
+            256 / d
+        ),
+        requests: ops,
+        wall_time_s: wall,
+        requests_per_s: ops as f64 / wall,
+        waf: r.ssd_waf,
         state_bytes_per_physical_page: None,
         mapping_ram_bytes: None,
         peak_rss_bytes: peak_rss(),

@@ -2,7 +2,7 @@
 //! time, draws progress; everything else happens in the library crates.
 
 use clap::{Parser, Subcommand};
-use flashlab_cli::{bench, blockdev_cmd, config_cmd, fs_cmd, hotness, one_line, reproduce, run, sweep_cmd, trace_cmd};
+use flashlab_cli::{bench, blockdev_cmd, config_cmd, fs_cmd, hotness, one_line, reproduce, run, swap_cmd, sweep_cmd, trace_cmd};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -39,6 +39,8 @@ enum Cmd {
     Blockdev(blockdev_cmd::BlockdevCmd),
     /// Compare hot-data identifiers on a workload.
     Hotness(hotness::HotnessArgs),
+    /// An application over a swap area on the SSD (or a disk): run time, swap traffic, TRIM.
+    Swap(config_cmd::ConfigArgs),
     /// Run a parameter sweep (grid × seeds) in parallel, resumable.
     Sweep(sweep_cmd::SweepArgs),
     /// Regenerate a seed paper's experiment.
@@ -65,6 +67,7 @@ fn main() {
         Cmd::Hotness(a) => hotness::hotness(a),
         Cmd::Fs(c) => fs_cmd::fs(c),
         Cmd::Blockdev(c) => blockdev_cmd::blockdev(c),
+        Cmd::Swap(a) => swap_cmd::swap(a),
         Cmd::Sweep(a) => sweep_cmd::sweep(a),
         Cmd::Reproduce { name, out, quick } => reproduce::reproduce(&name, out, quick),
     };

@@ -16,6 +16,10 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "f2fs-ext4-ftl",
         "seed 004: F2FS and ext4 over BAST, BAST-padding, page mapping and DFTL (IOZone, utilisation 20-95 %)",
     ),
+    (
+        "swap-trim",
+        "seed 003: swap on an SSD with TRIM: Linux's and the semantic-aware allocator, TRIM cost, SSD vs disk",
+    ),
 ];
 
 /// An experiment's runner (output folder, quick) and the configurations it uses (quick).
@@ -28,6 +32,7 @@ pub fn reproduce(name: &str, out: Option<PathBuf>, quick: bool) -> anyhow::Resul
         "wpo-gc" => (crate::repro_wpo::run, crate::repro_wpo::configs),
         "ubifs-hotdata" => (crate::repro_ubifs::run, crate::repro_ubifs::configs),
         "f2fs-ext4-ftl" => (crate::repro_fsftl_report::run, crate::repro_fsftl_report::configs),
+        "swap-trim" => (crate::repro_swap::run, crate::repro_swap::configs),
         other => {
             let names: Vec<&str> = EXPERIMENTS.iter().map(|e| e.0).collect();
             anyhow::bail!("reproduce: no experiment named {other:?}; available: {}", names.join(", "))

@@ -481,3 +481,4 @@ fn fs_bench_bad_input_is_one_line_naming_the_key() {
     .unwrap();
     assert_eq!((v["enospc"].as_bool(), v["enospc_phase"].as_str()), (Some(true), Some("run")));
 }
+mod swap;

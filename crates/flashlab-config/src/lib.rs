@@ -18,11 +18,13 @@ mod mapping;
 mod raw;
 mod resolve;
 mod settings;
+mod swap;
 
 pub use error::ConfigError;
 pub use fs::{RawFs, RawFsWorkload};
 pub use raw::*;
 pub use settings::*;
+pub use swap::RawSwap;
 
 /// Parse config text (named `source` in errors), apply overrides, resolve.
 pub fn load(text: &str, source: &str, sets: &[String]) -> Result<(RawConfig, Settings), ConfigError> {

@@ -20,6 +20,8 @@ pub struct RawConfig {
     pub flashfs: flashlab_flashfs::powercut::CampaignSettings,
     /// `flashlab fs bench`: the file system and its workload.
     pub fs: crate::fs::RawFs,
+    /// `flashlab swap`: the swap area, its allocator, RAM and application.
+    pub swap: crate::swap::RawSwap,
     pub sim: RawSim,
 }
 
@@ -114,6 +116,14 @@ pub struct RawTiming {
     /// Channel bus arbitration between host and GC transfers: `fifo` (booking order; GC
     /// booked when issued) or `host-first` (host before any GC transfer not yet started).
     pub bus_arbitration: String,
+    /// A TRIM command's fixed controller cost (docs/swap.md, fitted to seed 003's figure 3).
+    pub trim_command_us: f64,
+    /// A TRIM's controller work per mapped logical page it unmaps (map entry and
+    /// valid-page bookkeeping); unmapped pages cost nothing beyond their FTL work.
+    pub trim_page_ns: f64,
+    /// `false` (default): TRIM is non-queued as SATA TRIM was: it waits for the queue to
+    /// drain and blocks later requests until it completes; `true`: queued TRIM.
+    pub trim_queued: bool,
 }
 
 impl Default for RawTiming {
@@ -131,6 +141,9 @@ impl Default for RawTiming {
             multiplane: false,
             die_interleaving: true,
             bus_arbitration: "fifo".into(),
+            trim_command_us: 1000.0,
+            trim_page_ns: 1550.0,
+            trim_queued: false,
         }
     }
 }

@@ -64,6 +64,8 @@ pub(crate) struct Engine<'a> {
     pub(crate) mark: Option<Mark>,
     pub(crate) checks: crate::checks::InputChecks,
     pub(crate) prewritten_pages: u64,
+    /// Completion of the last non-queued TRIM: no later request starts before it.
+    pub(crate) trim_barrier_ns: u64,
 }
 
 /// Run a synthetic workload described by the settings.
@@ -226,6 +228,7 @@ impl<'a> Engine<'a> {
             mark: None,
             checks: crate::checks::InputChecks::new(),
             prewritten_pages: 0,
+            trim_barrier_ns: 0,
             gc_wait_ns_total: 0,
             gc_blocked_requests: 0,
             buffer: (s.buffer_pages > 0).then(|| crate::buffer::WriteBuffer::new(s.buffer_pages as usize)),

@@ -66,10 +66,17 @@ impl Engine<'_> {
         self.checks.observe(req.time_ns, span.first + span.count > self.map.range());
         let timed = self.timeline.is_some();
         let issue = if timed { self.issue_time(req) } else { 0 };
-        if timed {
-            self.background_gc(issue)?;
+        if timed && req.op == Op::Trim {
+            let d = self.timed_trim(span, req, issue)?;
+            self.complete(req.op, d);
+            return Ok(d);
         }
-        let mut d = Done { issue_ns: issue, done_ns: issue, gc_wait_ns: 0, pages: span.count };
+        // A non-queued TRIM in progress holds every later request back (`crate::trim`).
+        let start = issue.max(self.trim_barrier_ns);
+        if timed {
+            self.background_gc(start)?;
+        }
+        let mut d = Done { issue_ns: issue, done_ns: start, gc_wait_ns: 0, pages: span.count };
         for i in 0..span.count {
             let lpn = self.map.page(span, i, req.device);
             match req.op {
@@ -79,7 +86,7 @@ impl Engine<'_> {
             }
 
             if timed {
-                let (end, wait) = self.schedule(issue);
+                let (end, wait) = self.schedule(start);
                 d.done_ns = d.done_ns.max(end);
                 d.gc_wait_ns = d.gc_wait_ns.max(wait);
             }
@@ -113,7 +120,7 @@ impl Engine<'_> {
         self.read(lpn)
     }
 
-    fn host_trim(&mut self, lpn: u64) -> Result<(), SimError> {
+    pub(crate) fn host_trim(&mut self, lpn: u64) -> Result<(), SimError> {
         self.host_pages[2] += 1;
         if let Some(b) = &mut self.buffer {
             b.remove(lpn);

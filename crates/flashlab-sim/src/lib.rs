@@ -22,6 +22,7 @@ mod report;
 mod sched;
 pub mod settings;
 mod ssd;
+mod trim;
 
 mod result;
 pub mod timing;

@@ -23,6 +23,11 @@ pub struct TimingSettings {
     pub die_interleaving: bool,
     /// Who goes first when host and GC transfers want the channel bus.
     pub bus_arbitration: BusArbitration,
+    /// A TRIM command's fixed cost and its cost per mapped logical page unmapped.
+    pub trim_command_ns: u64,
+    pub trim_page_ns: u64,
+    /// Queued TRIM (`false`: non-queued, drains the queue and blocks later requests).
+    pub trim_queued: bool,
 }
 
 /// Arbitration of a channel bus between host and GC transfers (`timing.bus_arbitration`).

@@ -49,6 +49,13 @@ impl Ssd {
         &self.e.s
     }
 
+    /// The content tag of logical page `lpn`'s last write (0 = never written, or
+    /// trimmed) when content is tracked (`sim.track_content`), else `None`. Strict mode
+    /// checks on every read that the FTL returns this tag.
+    pub fn content_tag(&self, lpn: u64) -> Option<u32> {
+        self.e.shadow.get(lpn as usize).copied()
+    }
+
     /// Requests submitted so far (warm-up included).
     pub fn submitted(&self) -> u64 {
         self.submitted
@@ -82,7 +89,7 @@ impl Ssd {
     /// buffer every write is already on flash and the flush completes at once.
     pub fn flush(&mut self, at_ns: u64) -> Result<Option<u64>, SimError> {
         let timed = self.e.timeline.is_some();
-        let issue = at_ns.max(self.e.last_issue);
+        let issue = at_ns.max(self.e.last_issue).max(self.e.trim_barrier_ns);
         if timed {
             self.e.last_issue = issue;
             self.e.background_gc(issue)?;

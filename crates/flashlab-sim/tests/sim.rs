@@ -7,6 +7,8 @@ use flashlab_trace::{Op, Request};
 #[path = "sim/mapping.rs"]
 mod mapping;
 mod timing;
+#[path = "sim/trim.rs"]
+mod trim;
 
 fn settings(sets: &[&str]) -> flashlab_sim::Settings {
     let mut all = vec![
@@ -79,6 +81,9 @@ fn idle_read_and_program_match_closed_forms() {
         multiplane: false,
         die_interleaving: true,
         bus_arbitration: BusArbitration::Fifo,
+        trim_command_ns: 1_000_000,
+        trim_page_ns: 1550,
+        trim_queued: false,
     };
     let xfer = 2048 * 25;
     let s = settings(&["timing.command_ns=300", "workload.requests=1"]);
@@ -133,6 +138,9 @@ fn independent_dies_on_different_channels_overlap() {
         multiplane: false,
         die_interleaving: true,
         bus_arbitration: BusArbitration::Fifo,
+        trim_command_ns: 0,
+        trim_page_ns: 0,
+        trim_queued: true,
     };
     let mut tl = Timeline::new(&g, t);
     let ends: Vec<u64> =
@@ -310,6 +318,9 @@ fn t_default() -> TimingSettings {
         multiplane: true,
         die_interleaving: true,
         bus_arbitration: BusArbitration::Fifo,
+        trim_command_ns: 0,
+        trim_page_ns: 0,
+        trim_queued: true,
     }
 }
 

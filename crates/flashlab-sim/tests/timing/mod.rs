@@ -24,6 +24,9 @@ fn t(arbitration: BusArbitration) -> TimingSettings {
         multiplane: false,
         die_interleaving: true,
         bus_arbitration: arbitration,
+        trim_command_ns: 0,
+        trim_page_ns: 0,
+        trim_queued: true,
     }
 }
 
