@@ -4,6 +4,7 @@
 
 use super::workload::{Engine, WorkloadCounters, WorkloadKind, WorkloadSpec};
 use super::{BenchError, DeviceSpec, TimingPreset};
+use crate::hot_truth::{HotSet, HotTruthCounts};
 use crate::{Errno, Fs, FsError, FsSettings, OnFlash, PageCache, Stats};
 use serde::Serialize;
 
@@ -20,6 +21,15 @@ pub struct PointSpec {
     pub utilisation_pct: u32,
     /// Record (data written, pages programmed) every this many bytes.
     pub sample_every_bytes: u64,
+    /// Grow the fileset (fileserver, varmail) so that it alone reaches the
+    /// utilisation (`files` is then at least utilisation x capacity / (0.8 x
+    /// file size), filebench pre-allocating 80 %); the cold pre-fill only
+    /// tops up. False: the fileset as given, cold files for the rest.
+    pub fileset_fills: bool,
+    /// The `oracle` labelling: run the point first with every seed-000
+    /// switch off, record which data writes died within the hot window,
+    /// then run it labelling exactly those writes hot.
+    pub hot_oracle: bool,
 }
 
 /// Counters of the measured phase.
@@ -27,6 +37,8 @@ pub struct PointSpec {
 pub struct RunResult {
     pub config: String,
     pub workload: String,
+    /// The workload's seed.
+    pub seed: u64,
     pub utilisation_pct: u32,
     pub capacity_bytes: u64,
     pub prefill_bytes: u64,
@@ -50,6 +62,19 @@ pub struct RunResult {
     pub index_updates: u64,
     pub hot_writes: u64,
     pub cold_writes: u64,
+    /// Share of the measured phase's data writes labelled hot (written to
+    /// a hot head); 0 when nothing is classified.
+    pub hot_write_share: f64,
+    /// Share of the hot-labelled data writes whose data died (rewritten,
+    /// truncated or deleted) within the hot window (`Fs::hot_window_writes`);
+    /// None when nothing was labelled hot.
+    pub hot_precision: Option<f64>,
+    /// Share of the data writes that died within the window that were labelled hot.
+    pub hot_recall: Option<f64>,
+    /// The counters behind the three figures.
+    pub hot_truth: HotTruthCounts,
+    /// Files of the fileset (after `fileset_fills`).
+    pub fileset_files: u32,
     /// Device time and IOPS (flow operations per second of device time).
     pub seconds_nandsim: f64,
     pub iops_nandsim: f64,
@@ -109,25 +134,61 @@ fn fileset_bytes(w: &WorkloadSpec) -> u64 {
 
 /// Runs one point (under the page cache when `fs.page_cache` is on).
 pub fn run_point(p: &PointSpec) -> Result<RunResult, BenchError> {
+    let oracle = match p.hot_oracle {
+        true => {
+            let off = FsSettings {
+                hot_journals: false,
+                delayed_hot_commit_every: 0,
+                lpt_validity_bitmap: false,
+                ..p.fs.clone()
+            };
+            let truth = PointSpec { fs: off, hot_oracle: false, ..p.clone() };
+            Some(run_truth(&truth, true, None)?.1.unwrap_or_default())
+        }
+        false => None,
+    };
+    Ok(run_truth(p, false, oracle)?.0)
+}
+
+/// Runs one point with the hot-data truth on from the measured phase
+/// (`record`: return the truly hot writes; `oracle`: label those hot).
+fn run_truth(p: &PointSpec, record: bool, oracle: Option<HotSet>) -> Result<(RunResult, Option<HotSet>), BenchError> {
     let fs = p.device.format(&p.fs)?;
     if p.fs.page_cache {
-        run_on(p, PageCache::<Fs>::wrap(fs))
+        run_on(p, PageCache::<Fs>::wrap(fs), record, oracle)
     } else {
-        run_on(p, fs)
+        run_on(p, fs, record, oracle)
     }
 }
 
-fn run_on<F: OnFlash>(p: &PointSpec, mut fs: F) -> Result<RunResult, BenchError> {
+/// The workload with its fileset grown to `want` bytes when `fileset_fills`.
+fn sized_workload(p: &PointSpec, want: f64) -> WorkloadSpec {
+    let mut w = p.workload.clone();
+    let fileset = matches!(w.kind, WorkloadKind::Fileserver | WorkloadKind::Varmail);
+    if p.fileset_fills && fileset && w.file_bytes > 0 {
+        w.files = w.files.max((want / (0.8 * w.file_bytes as f64)) as u32);
+    }
+    w
+}
+
+fn run_on<F: OnFlash>(
+    p: &PointSpec,
+    mut fs: F,
+    record: bool,
+    oracle: Option<HotSet>,
+) -> Result<(RunResult, Option<HotSet>), BenchError> {
     let capacity = fs.statfs().available_bytes;
     let want = capacity as f64 * p.utilisation_pct.min(99) as f64 / 100.0;
-    let cold = (want - fileset_bytes(&p.workload) as f64).max(0.0) as u64;
+    let workload = sized_workload(p, want);
+    let cold = (want - fileset_bytes(&workload) as f64).max(0.0) as u64;
     let prefill_bytes = prefill(&mut fs, cold).map_err(fs_err("pre-fill"))?;
-    let mut eng = Engine::new(&mut fs, &p.workload);
+    let mut eng = Engine::new(&mut fs, &workload);
     if matches!(p.workload.kind, WorkloadKind::Fileserver | WorkloadKind::Varmail) {
         eng.setup(0.8).map_err(fs_err("fileset"))?;
     }
     eng.fs.sync().map_err(fs_err("sync"))?;
     eng.fs.flash_mut().commit_all().map_err(fs_err("commit"))?;
+    eng.fs.flash_mut().hot_truth_start(record, oracle);
     let s0 = eng.fs.flash().stats();
     let mut samples = Vec::new();
     let mut next = 0u64;
@@ -153,7 +214,15 @@ fn run_on<F: OnFlash>(p: &PointSpec, mut fs: F) -> Result<RunResult, BenchError>
     let f = fs.flash();
     r.sim_memory_bytes = (f.memory_bytes() + f.ubi().nand().memory_bytes()) as u64;
     r.simulated_seconds = f.now_ns() as f64 / 1e9;
-    Ok(r)
+    r.fileset_files = workload.files;
+    if let Some(t) = f.hot_truth_counts() {
+        let some = |x: f64| (!x.is_nan()).then_some(x);
+        r.hot_write_share = some(t.hot_write_share()).unwrap_or(0.0);
+        r.hot_precision = some(t.hot_precision());
+        r.hot_recall = some(t.hot_recall());
+        r.hot_truth = t;
+    }
+    Ok((r, f.hot_truth_recorded()))
 }
 
 fn result(
@@ -179,6 +248,7 @@ fn result(
     RunResult {
         config: p.config.clone(),
         workload: format!("{:?}", p.workload.kind).to_lowercase(),
+        seed: p.workload.seed,
         utilisation_pct: p.utilisation_pct,
         capacity_bytes: capacity,
         prefill_bytes,
@@ -202,7 +272,6 @@ fn result(
         iops_slc: iops(t_s),
         samples,
         ops: ops.clone(),
-        sim_memory_bytes: 0,
-        simulated_seconds: 0.0,
+        ..Default::default()
     }
 }
