@@ -134,31 +134,47 @@ fn fileset_bytes(w: &WorkloadSpec) -> u64 {
 
 /// Runs one point (under the page cache when `fs.page_cache` is on).
 pub fn run_point(p: &PointSpec) -> Result<RunResult, BenchError> {
-    let oracle = match p.hot_oracle {
-        true => {
-            let off = FsSettings {
-                hot_journals: false,
-                delayed_hot_commit_every: 0,
-                lpt_validity_bitmap: false,
-                ..p.fs.clone()
-            };
-            let truth = PointSpec { fs: off, hot_oracle: false, ..p.clone() };
-            Some(run_truth(&truth, true, None)?.1.unwrap_or_default())
-        }
-        false => None,
+    let Some(capacity) = p.hot_oracle.then(|| capacity_of(p)).transpose()? else {
+        return Ok(run_truth(p, false, None, None)?.0);
     };
-    Ok(run_truth(p, false, oracle)?.0)
+    // The truth run gets this configuration's capacity, so that both runs
+    // size the same fileset and pre-fill and run the same workload.
+    let off =
+        FsSettings { hot_journals: false, delayed_hot_commit_every: 0, lpt_validity_bitmap: false, ..p.fs.clone() };
+    let truth = PointSpec { fs: off, hot_oracle: false, ..p.clone() };
+    let hot = run_truth(&truth, true, None, Some(capacity))?.1.unwrap_or_default();
+    Ok(run_truth(p, false, Some(hot), Some(capacity))?.0)
+}
+
+/// Available bytes of the freshly formatted file system of `p`.
+fn capacity_of(p: &PointSpec) -> Result<u64, BenchError> {
+    let fs = p.device.format(&p.fs)?;
+    use flashlab_vfs::FileSystem;
+    Ok(if p.fs.page_cache { PageCache::<Fs>::wrap(fs).statfs() } else { FileSystem::statfs(&fs) }.available_bytes)
 }
 
 /// Runs one point with the hot-data truth on from the measured phase
-/// (`record`: return the truly hot writes; `oracle`: label those hot).
-fn run_truth(p: &PointSpec, record: bool, oracle: Option<HotSet>) -> Result<(RunResult, Option<HotSet>), BenchError> {
+/// (`record`: return the truly hot writes; `oracle`: label those hot;
+/// `capacity`: size the utilisation by this instead of the run's statfs).
+fn run_truth(
+    p: &PointSpec,
+    record: bool,
+    oracle: Option<HotSet>,
+    capacity: Option<u64>,
+) -> Result<(RunResult, Option<HotSet>), BenchError> {
     let fs = p.device.format(&p.fs)?;
+    let truth = Truth { record, oracle, capacity };
     if p.fs.page_cache {
-        run_on(p, PageCache::<Fs>::wrap(fs), record, oracle)
+        run_on(p, PageCache::<Fs>::wrap(fs), truth)
     } else {
-        run_on(p, fs, record, oracle)
+        run_on(p, fs, truth)
     }
+}
+
+struct Truth {
+    record: bool,
+    oracle: Option<HotSet>,
+    capacity: Option<u64>,
 }
 
 /// The workload with its fileset grown to `want` bytes when `fileset_fills`.
@@ -171,13 +187,8 @@ fn sized_workload(p: &PointSpec, want: f64) -> WorkloadSpec {
     w
 }
 
-fn run_on<F: OnFlash>(
-    p: &PointSpec,
-    mut fs: F,
-    record: bool,
-    oracle: Option<HotSet>,
-) -> Result<(RunResult, Option<HotSet>), BenchError> {
-    let capacity = fs.statfs().available_bytes;
+fn run_on<F: OnFlash>(p: &PointSpec, mut fs: F, truth: Truth) -> Result<(RunResult, Option<HotSet>), BenchError> {
+    let capacity = truth.capacity.unwrap_or_else(|| fs.statfs().available_bytes);
     let want = capacity as f64 * p.utilisation_pct.min(99) as f64 / 100.0;
     let workload = sized_workload(p, want);
     let cold = (want - fileset_bytes(&workload) as f64).max(0.0) as u64;
@@ -188,7 +199,7 @@ fn run_on<F: OnFlash>(
     }
     eng.fs.sync().map_err(fs_err("sync"))?;
     eng.fs.flash_mut().commit_all().map_err(fs_err("commit"))?;
-    eng.fs.flash_mut().hot_truth_start(record, oracle);
+    eng.fs.flash_mut().hot_truth_start(truth.record, truth.oracle);
     let s0 = eng.fs.flash().stats();
     let mut samples = Vec::new();
     let mut next = 0u64;
