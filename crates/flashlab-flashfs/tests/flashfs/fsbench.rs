@@ -10,6 +10,7 @@ fn prefill_reaches_utilisation() {
     let points = plan.points();
     let p = points.iter().find(|p| p.workload.kind == WorkloadKind::Varmail && p.utilisation_pct == 80).unwrap();
     let mut p = p.clone();
+    p.fileset_fills = false;
     p.workload.write_target_bytes /= 4;
     let r = run_point(&p).unwrap();
     assert!(r.prefill_bytes as f64 > 0.6 * r.capacity_bytes as f64, "{r:?}");
@@ -79,6 +80,7 @@ fn workloads_run_alone() {
 #[test]
 fn elided_payload_changes_memory_only() {
     let mut plan = Plan::sized(16, vec![85], true);
+    plan.seeds = vec![1];
     plan.fileserver_fraction = 0.5;
     plan.page_cache = false;
     let mut points = plan.points();
@@ -134,12 +136,13 @@ fn spread_is_the_mean_of_the_middle_three() {
 }
 
 /// The baseline labels nothing hot; the oracle labels exactly the writes
-/// the baseline's run saw die within the window, so its precision is near
-/// 1 (not exactly: the page cache's writeback timing shifts a few writes
-/// between the two runs); the identifier's labels are measured against
-/// the same truth.
+/// its truth run (every switch off, the same capacity) saw die within the
+/// window, so it misses none; a few of its hot labels are not truly hot
+/// (the delayed commit's sticky rule sends every later write of a key in
+/// the hot journal there too). The identifier's labels are measured
+/// against the same truth.
 #[test]
-fn oracle_labels_are_the_baselines_truth() {
+fn oracle_labels_are_the_truth() {
     let mut plan = Plan::sized(16, vec![40], true);
     plan.page_cache = false;
     plan.varmail_fraction = 0.3;
@@ -151,14 +154,16 @@ fn oracle_labels_are_the_baselines_truth() {
     let (base, opt, oracle) = (pick("baseline"), pick("optimised"), pick("oracle"));
     assert_eq!(base.hot_write_share, 0.0);
     assert_eq!(base.hot_precision, None);
-    assert!(base.hot_truth.truly_hot > 0 && base.hot_truth.data_writes > 1000, "{:?}", base.hot_truth);
-    // Without the page cache the two runs write the same data nodes in the same order.
-    assert_eq!(oracle.hot_truth.data_writes, base.hot_truth.data_writes);
-    assert_eq!(oracle.hot_truth.truly_hot, base.hot_truth.truly_hot);
-    assert_eq!(oracle.hot_precision, Some(1.0));
+    assert!(base.hot_truth.truly_hot > 100 && base.hot_truth.data_writes > 1000, "{:?}", base.hot_truth);
+    // Same capacity and no page cache: the same data nodes in the same order.
+    assert_eq!(oracle.fileset_files, opt.fileset_files);
+    assert_eq!(oracle.hot_truth.data_writes, opt.hot_truth.data_writes);
+    assert_eq!(oracle.hot_truth.truly_hot, opt.hot_truth.truly_hot);
     assert_eq!(oracle.hot_recall, Some(1.0));
-    assert!(opt.hot_write_share >= 0.0 && opt.hot_write_share <= 1.0);
-    assert_eq!(opt.hot_truth.data_writes, base.hot_truth.data_writes);
+    let p = oracle.hot_precision.unwrap();
+    assert!(p > 0.9 && p <= 1.0, "{p} {:?}", oracle.hot_truth);
+    assert!(oracle.hot_write_share > opt.hot_write_share);
+    assert!(opt.hot_write_share <= 1.0);
 }
 
 /// `fileset_fills` grows the fileset to the utilisation, so (almost) no
@@ -167,7 +172,7 @@ fn oracle_labels_are_the_baselines_truth() {
 fn fileset_fills_the_utilisation() {
     let mut plan = Plan::sized(16, vec![60], true);
     plan.page_cache = false;
-    let mut p = plan.points().into_iter().find(|p| p.workload.kind == WorkloadKind::Fileserver).unwrap();
+    let mut p = plan.points().into_iter().find(|p| p.workload.kind == WorkloadKind::Varmail).unwrap();
     p.workload.write_target_bytes = 1 << 20;
     let grown = run_point(&p).unwrap();
     p.fileset_fills = false;
