@@ -23,7 +23,7 @@ pub type HotSet = Arc<HashSet<u64>>;
 /// Packs a write's identity; `None` past the packing range (inodes < 2^32,
 /// blocks < 2^20, versions < 2^12), which the oracle then labels cold.
 fn pack(inum: u32, block: u32, version: u32) -> Option<u64> {
-    (block < 1 << 20 && version < 1 << 12).then(|| (inum as u64) << 32 | (block as u64) << 12 | version as u64)
+    (block < 1 << 20 && version < 1 << 12).then_some((inum as u64) << 32 | (block as u64) << 12 | version as u64)
 }
 
 #[derive(Debug, Clone, Copy)]
