@@ -126,7 +126,7 @@ impl Fs {
         for (k, _) in self.idx_range(&Key::first(inum, 0), &Key::first(inum + 1, 0)) {
             self.idx_del(h, &k);
         }
-        self.note_range(h, inum);
+        self.note_range(h, inum, 0);
         self.inodes.remove(&inum);
     }
 
@@ -136,7 +136,7 @@ impl Fs {
         for (k, _) in self.idx_range(&Key::data(inum, first), &Key::first(inum, KIND_DATA + 1)) {
             self.idx_del(h, &k);
         }
-        self.note_range(h, inum);
+        self.note_range(h, inum, first);
     }
 
     fn new_inode(&mut self, path: &str, is_dir: bool) -> FsResult<u32> {

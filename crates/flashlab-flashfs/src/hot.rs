@@ -15,10 +15,11 @@
 //! hot node of the same key, and replay in sequence order stays correct.
 
 use crate::fs::{Fs, BASE, DATA, HEADS, HOT_BASE, HOT_DATA};
+use crate::hot_truth::{HotSet, HotTruth, HotTruthCounts};
 use crate::key::{Key, KIND_DATA};
 use crate::node::Loc;
 use crate::settings::HotHeadMapping;
-use flashlab_hotdata::{mix64, HotDataIdentifier, Identifier};
+use flashlab_hotdata::{mix64, HotDataIdentifier, Identifier, IdentifierSpec, MultiHashParams};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Metadata (inodes, entries, truncations) or file data.
@@ -44,6 +45,8 @@ pub(crate) struct HotState {
     pub commits_since_hot: u32,
     /// Keys whose TNC entry changed since the last commit (index updates).
     pub changed: HashSet<Key>,
+    /// Ground truth of hot data writes and the oracle (from `hot_truth_start`).
+    pub truth: Option<Box<HotTruth>>,
 }
 
 impl Fs {
@@ -54,9 +57,13 @@ impl Fs {
             return Ok(());
         }
         let blocks = (self.geo.main_lebs() as u64 * self.geo.leb_bytes as u64 / 4096 * 4).clamp(1024, 1 << 40);
-        let id = self
-            .cfg
-            .hot_identifier
+        let spec = match (&self.cfg.hot_identifier, self.cfg.hot_identifier_sized) {
+            (IdentifierSpec::MultiHash(p), true) => {
+                IdentifierSpec::MultiHash(sized_multi_hash(p, self.hot_window_writes()))
+            }
+            (s, _) => s.clone(),
+        };
+        let id = spec
             .build(self.cfg.hot_identifier_seed, blocks)
             .map_err(|e| crate::error::FsError::Corrupt(format!("hot_identifier: {e}")))?;
         self.hot.id = Some(id);
@@ -111,12 +118,29 @@ impl Fs {
     /// `keys`, which may also delete whole ranges of `range_inums`;
     /// records the writes in the identifier.
     pub(crate) fn pick_head(&mut self, class: Class, keys: &[Key], range_inums: &[u32]) -> usize {
+        let h = self.choose_head(class, keys, range_inums);
+        if let (Class::Data, Some(t)) = (class, self.hot.truth.as_mut()) {
+            for k in keys {
+                t.write(k.inum, k.sub, h != BASE && h != DATA);
+            }
+        }
+        h
+    }
+
+    /// The oracle's label of a data group, when the oracle is set.
+    fn oracle_label(&self, class: Class, keys: &[Key]) -> Option<bool> {
+        let t = self.hot.truth.as_ref().filter(|_| class == Class::Data)?;
+        keys.iter().try_fold(false, |hot, k| Some(hot | t.oracle_label(k.inum, k.sub)?))
+    }
+
+    fn choose_head(&mut self, class: Class, keys: &[Key], range_inums: &[u32]) -> usize {
         let cold = if class == Class::Meta { BASE } else { DATA };
         if !self.cfg.classify_on() {
             return cold;
         }
-        let lbas: Vec<u64> = keys.iter().map(|k| self.lba(k)).collect();
-        let mut hot = false;
+        let oracle = self.oracle_label(class, keys);
+        let lbas: Vec<u64> = if oracle.is_some() { Vec::new() } else { keys.iter().map(|k| self.lba(k)).collect() };
+        let mut hot = oracle.unwrap_or(false);
         if let Some(id) = self.hot.id.as_mut() {
             for l in lbas {
                 hot |= id.record_and_query(l);
@@ -193,7 +217,10 @@ impl Fs {
     }
 
     /// Notes a range deletion of `inum` by head `h`.
-    pub(crate) fn note_range(&mut self, h: usize, inum: u32) {
+    pub(crate) fn note_range(&mut self, h: usize, inum: u32, first_block: u32) {
+        if let Some(t) = self.hot.truth.as_mut() {
+            t.kill_from(inum, first_block);
+        }
         if self.delayed(h) {
             self.hot.range.insert(inum);
         }
@@ -263,5 +290,64 @@ impl Fs {
     /// Hot overlay size (keys whose index update is delayed).
     pub fn delayed_index_keys(&self) -> usize {
         self.hot.overlay.len()
+    }
+}
+
+/// The multi-hash table sized to a window of `window` writes (the rule of
+/// docs/reproductions/ubifs-hotdata.md, "The identifier"): decay every
+/// `window` writes, and enough counters that the increments of one decay
+/// period, `K x window` (a halved table carries about as much again), load
+/// each counter with at most a quarter of the hot threshold `T` on average:
+/// `M = 2^ceil(log2(8 K window / T))`. A block written once then reaches `T`
+/// on all K counters only by collisions, with probability below
+/// P(Poisson(T/4) >= T)^K (< 1e-5 for K = 4, T = 4). Hsieh, Kuo and Chang
+/// (TOS 2006, section 4) bound the false-hot rate the same way: by the
+/// expected load of a counter from the distinct blocks of one decay period.
+pub(crate) fn sized_multi_hash(p: &MultiHashParams, window: u64) -> MultiHashParams {
+    let t = p.effective_threshold().max(1) as u64;
+    let want = (8 * p.hash_functions as u64 * window).div_ceil(t).max(1);
+    MultiHashParams { counters: want.next_power_of_two().min(1 << 32), decay_period_writes: window, ..p.clone() }
+}
+
+impl Fs {
+    /// The hot window in data writes: the journal's capacity in full data
+    /// nodes (`max_bud_bytes` / (4 KiB + the 48-byte data node header)).
+    pub fn hot_window_writes(&self) -> u64 {
+        (self.max_bud_bytes() / (crate::BLOCK + crate::node::DATA_NODE_BYTES as u64)).max(1)
+    }
+
+    /// Starts the ground truth of hot data writes (window:
+    /// [`Fs::hot_window_writes`]); `record` keeps the truly hot writes for
+    /// [`Fs::hot_truth_recorded`]; `oracle` labels exactly those writes hot
+    /// (the `oracle` configuration; it needs `hot_journals` or the delayed
+    /// commit on to have any effect).
+    pub fn hot_truth_start(&mut self, record: bool, oracle: Option<HotSet>) {
+        self.hot.truth = Some(Box::new(HotTruth::new(self.hot_window_writes(), record, oracle)));
+    }
+
+    /// Labels against the truth since [`Fs::hot_truth_start`].
+    pub fn hot_truth_counts(&self) -> Option<HotTruthCounts> {
+        self.hot.truth.as_ref().map(|t| t.counts())
+    }
+
+    /// The truly hot writes recorded since [`Fs::hot_truth_start`] (with `record`).
+    pub fn hot_truth_recorded(&self) -> Option<HotSet> {
+        self.hot.truth.as_ref().and_then(|t| t.recorded())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sizing rule: decay every window, M = next power of two of 8 K W / T.
+    #[test]
+    fn multi_hash_sized_to_the_window() {
+        let p = MultiHashParams::default(); // K = 4, T = 4
+        let s = sized_multi_hash(&p, 7_920);
+        assert_eq!((s.counters, s.decay_period_writes), (65_536, 7_920)); // 8*4*7920/4 = 63 360
+        let s = sized_multi_hash(&p, 780);
+        assert_eq!((s.counters, s.decay_period_writes), (8_192, 780)); // 6 240
+        assert_eq!((s.hash_functions, s.counter_bits), (4, 4));
     }
 }

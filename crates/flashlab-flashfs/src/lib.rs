@@ -24,6 +24,7 @@ mod fs;
 pub mod fsbench;
 mod gc;
 mod hot;
+pub mod hot_truth;
 mod invariants;
 pub mod jffs2;
 mod journal;

@@ -59,6 +59,11 @@ pub struct FsSettings {
     pub hot_identifier: IdentifierSpec,
     /// Seed of the identifier's hash functions.
     pub hot_identifier_seed: u64,
+    /// Size a `multi-hash` identifier to the journal at mount: decay every
+    /// journal's worth of data writes and enough counters that collisions
+    /// stay rare (the rule of `sized_multi_hash` in hot.rs). Default false
+    /// (the parameters as given).
+    pub hot_identifier_sized: bool,
     /// Content-free data: data nodes keep their headers, sizes and
     /// compressed lengths (compression still runs on the real bytes), but
     /// their payload is written as zeros, which the simulated flash does not
@@ -92,6 +97,7 @@ impl Default for FsSettings {
             lpt_validity_bitmap: false,
             hot_identifier: IdentifierSpec::default(),
             hot_identifier_seed: 0,
+            hot_identifier_sized: false,
             elide_payload: false,
             page_cache: true,
             cache: flashlab_vfs::CacheSettings::default(),

@@ -6,27 +6,32 @@ use super::{run_point, BenchError, DeviceSpec, PointSpec, RunResult, WorkloadKin
 use crate::FsSettings;
 use serde::Serialize;
 
-/// The five configurations: baseline, each optimisation alone, all three.
+/// The configuration that labels hot data with the oracle.
+pub const ORACLE: &str = "oracle";
+
+/// The six configurations: baseline, each optimisation alone, all three,
+/// and all three with the oracle's labels.
 pub fn configs() -> Vec<(String, FsSettings)> {
     configs_for(&DeviceSpec::scaled_mib(64))
 }
 
-/// The five configurations (journal and log sized as UBIFS sizes them for
-/// the volume: `journal_max_buds = 0`, `log_lebs = 0`). Data nodes
+/// The six configurations (journal and log sized as UBIFS sizes them for
+/// the volume: `journal_max_buds = 0`, `log_lebs = 0`; the multi-hash
+/// identifier sized to the journal: `hot_identifier_sized`). Data nodes
 /// are content-free (`elide_payload`): the workloads write incompressible
 /// data, so every flash counter is what stored payloads give (a test checks
-/// this) while memory stays flat on the 8 GiB device.
+/// this) while memory stays flat on the 8 GiB device. `oracle` has the
+/// switches of `optimised`; its point runs with `hot_oracle` set.
 pub fn configs_for(_device: &DeviceSpec) -> Vec<(String, FsSettings)> {
-    let base = FsSettings { elide_payload: true, ..FsSettings::default() };
+    let base = FsSettings { elide_payload: true, hot_identifier_sized: true, ..FsSettings::default() };
+    let all = FsSettings { hot_journals: true, delayed_hot_commit_every: 2, lpt_validity_bitmap: true, ..base.clone() };
     vec![
         ("baseline".into(), base.clone()),
         ("hot-journals".into(), FsSettings { hot_journals: true, ..base.clone() }),
         ("delayed-commit".into(), FsSettings { delayed_hot_commit_every: 2, ..base.clone() }),
-        ("validity-bitmap".into(), FsSettings { lpt_validity_bitmap: true, ..base.clone() }),
-        (
-            "optimised".into(),
-            FsSettings { hot_journals: true, delayed_hot_commit_every: 2, lpt_validity_bitmap: true, ..base },
-        ),
+        ("validity-bitmap".into(), FsSettings { lpt_validity_bitmap: true, ..base }),
+        ("optimised".into(), all.clone()),
+        (ORACLE.into(), all),
     ]
 }
 
@@ -41,7 +46,12 @@ pub struct Plan {
     /// fileserver / varmail write this fraction of the capacity per run.
     pub fileserver_fraction: f64,
     pub varmail_fraction: f64,
-    pub seed: u64,
+    /// Workload seeds: every point runs once per seed (the paper: five
+    /// runs, the mean of the middle three).
+    pub seeds: Vec<u64>,
+    /// Grow the fileset to the utilisation instead of cold pre-fill
+    /// (`PointSpec::fileset_fills`; see the docs, "Where GC starts").
+    pub fileset_fills: bool,
     /// Run under the page cache (`FsSettings::page_cache`, default true).
     pub page_cache: bool,
     /// Worker threads (runs are independent and deterministic).
@@ -49,10 +59,12 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The plan of `--quick` (64 MiB) or the full run (the seed's 8 GiB).
+    /// The plan of `--quick` (64 MiB, 5 utilisations) or the full run (128
+    /// MiB, the paper's 10 utilisations). Both run five seeds of six
+    /// configurations under the page cache; the paper's 8 GiB would take
+    /// about 10 hours that way (`Plan::sized(8192, ..)` runs it).
     pub fn new(quick: bool) -> Plan {
-        let (mib, utils) =
-            if quick { (64, vec![0, 40, 60, 80, 90]) } else { (8192, (0..=9).map(|u| u * 10).collect()) };
+        let (mib, utils) = if quick { (64, vec![0, 40, 60, 80, 90]) } else { (128, (0..=9).map(|u| u * 10).collect()) };
         Plan::sized(mib, utils, quick)
     }
 
@@ -82,7 +94,8 @@ impl Plan {
             dd_fraction: 0.5,
             fileserver_fraction: 0.6,
             varmail_fraction: 0.3,
-            seed: 42,
+            seeds: (1..=5).collect(),
+            fileset_fills: true,
             workers: 2,
         }
     }
@@ -91,8 +104,14 @@ impl Plan {
         (self.device.bytes() as f64 * f) as u64
     }
 
-    /// The workloads of the paper's table 1, fileset scaled to the device.
+    /// The workloads of the paper's table 1, fileset scaled to the device,
+    /// with the first seed.
     pub fn workload(&self, kind: WorkloadKind) -> WorkloadSpec {
+        self.workload_seeded(kind, self.seeds.first().copied().unwrap_or(1))
+    }
+
+    /// The same with workload seed `seed`.
+    pub fn workload_seeded(&self, kind: WorkloadKind, seed: u64) -> WorkloadSpec {
         let s = self.device.scale();
         let scaled = |n: f64, threads: u32| ((n * s).round() as u32).max(2 * threads);
         let (files, file_bytes, threads, f) = match kind {
@@ -108,26 +127,30 @@ impl Plan {
             append_bytes: 16 * 1024,
             threads,
             write_target_bytes: self.bytes(f),
-            seed: self.seed,
+            seed,
         }
     }
 
-    /// Every run of the reproduction.
+    /// Every run of the reproduction: every configuration, seed, workload and utilisation.
     pub fn points(&self) -> Vec<PointSpec> {
         let mut out = Vec::new();
         for (name, fs) in configs_for(&self.device) {
-            let mk = |kind, u| PointSpec {
-                device: self.device,
-                config: name.clone(),
-                fs: FsSettings { page_cache: self.page_cache, ..fs.clone() },
-                workload: self.workload(kind),
-                utilisation_pct: u,
-                sample_every_bytes: self.bytes(0.01).max(1 << 20),
-            };
-            out.push(mk(WorkloadKind::Dd, 0));
-            for u in &self.utilisations {
-                out.push(mk(WorkloadKind::Fileserver, *u));
-                out.push(mk(WorkloadKind::Varmail, *u));
+            for seed in &self.seeds {
+                let mk = |kind, u| PointSpec {
+                    device: self.device,
+                    config: name.clone(),
+                    fs: FsSettings { page_cache: self.page_cache, ..fs.clone() },
+                    workload: self.workload_seeded(kind, *seed),
+                    utilisation_pct: u,
+                    sample_every_bytes: self.bytes(0.01).max(1 << 20),
+                    fileset_fills: self.fileset_fills,
+                    hot_oracle: name == ORACLE,
+                };
+                out.push(mk(WorkloadKind::Dd, 0));
+                for u in &self.utilisations {
+                    out.push(mk(WorkloadKind::Fileserver, *u));
+                    out.push(mk(WorkloadKind::Varmail, *u));
+                }
             }
         }
         out
@@ -141,17 +164,68 @@ pub struct Report {
     pub timing: Vec<super::TimingPreset>,
     pub runs: Vec<RunResult>,
     pub claims: Vec<ClaimRow>,
+    /// How well each configuration's labels separate hot from cold data.
+    pub hot: Vec<HotRow>,
+}
+
+/// Values of the seeds summarised as the paper does: the mean of the
+/// middle three (of five; all of them when fewer than four), and the range.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    pub mid3_mean: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Number of values.
+    pub n: usize,
+}
+
+impl Spread {
+    /// The summary of the finite values (None when there is none).
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let mid = match n {
+            0 => return None,
+            1..=3 => &v[..],
+            _ => &v[(n - 3) / 2..(n - 3) / 2 + 3],
+        };
+        Some(Spread { mid3_mean: mid.iter().sum::<f64>() / mid.len() as f64, min: v[0], max: v[n - 1], n })
+    }
+
+    /// `mean [min..max]` with `f` formatting each value.
+    pub fn show(&self, f: impl Fn(f64) -> String) -> String {
+        if self.n == 1 {
+            return f(self.mid3_mean);
+        }
+        format!("{} [{}..{}]", f(self.mid3_mean), f(self.min), f(self.max))
+    }
 }
 
 /// One row of the claims table: the paper's figure and, per configuration,
-/// the measured change against the baseline.
+/// the measured change against the baseline over the seeds.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClaimRow {
     pub claim: String,
     pub paper: String,
     pub workload: String,
-    /// (configuration, measured change in percent of the baseline, or None).
-    pub measured: Vec<(String, Option<f64>, String)>,
+    /// (configuration, change in percent of the baseline over the seeds,
+    /// the points it sums).
+    pub measured: Vec<(String, Option<Spread>, String)>,
+}
+
+/// Hot-data labels of one configuration under one workload, all
+/// utilisations of a seed summed, over the seeds.
+#[derive(Debug, Clone, Serialize)]
+pub struct HotRow {
+    pub config: String,
+    pub workload: String,
+    pub hot_write_share: Option<Spread>,
+    pub hot_precision: Option<Spread>,
+    pub hot_recall: Option<Spread>,
+    /// Share of the data writes that died within the window (the oracle's share).
+    pub truly_hot_share: Option<Spread>,
+    pub window_writes: u64,
 }
 
 /// Runs every point (in `plan.workers` threads) and builds the report.
@@ -164,8 +238,9 @@ pub fn run_with_progress(plan: &Plan, done: impl Fn(&RunResult) + Sync) -> Resul
     let points = plan.points();
     let runs = run_parallel(&points, plan.workers.max(1), &done)?;
     let claims = claims(&runs);
+    let hot = hot_rows(&runs);
     let timing = vec![super::TimingPreset::NANDSIM_SEED000, super::TimingPreset::SLC];
-    Ok(Report { plan: plan.clone(), timing, runs, claims })
+    Ok(Report { plan: plan.clone(), timing, runs, claims, hot })
 }
 
 fn run_parallel(
@@ -199,38 +274,103 @@ fn run_parallel(
     Ok(out)
 }
 
-/// Runs of one configuration and workload, by utilisation.
+/// Runs of one configuration and workload, by utilisation then seed.
 pub fn series<'a>(runs: &'a [RunResult], config: &str, workload: &str) -> Vec<&'a RunResult> {
     let mut v: Vec<&RunResult> = runs.iter().filter(|r| r.config == config && r.workload == workload).collect();
-    v.sort_by_key(|r| r.utilisation_pct);
+    v.sort_by_key(|r| (r.utilisation_pct, r.seed));
     v
+}
+
+/// The utilisations and seeds a workload ran at.
+pub fn utilisations(runs: &[RunResult], workload: &str) -> Vec<u32> {
+    let u: std::collections::BTreeSet<u32> =
+        runs.iter().filter(|r| r.workload == workload).map(|r| r.utilisation_pct).collect();
+    u.into_iter().collect()
+}
+
+fn seeds(runs: &[RunResult]) -> Vec<u64> {
+    let s: std::collections::BTreeSet<u64> = runs.iter().map(|r| r.seed).collect();
+    s.into_iter().collect()
+}
+
+fn one<'a>(runs: &'a [RunResult], config: &str, wl: &str, u: u32, seed: u64) -> Option<&'a RunResult> {
+    runs.iter().find(|r| r.config == config && r.workload == wl && r.utilisation_pct == u && r.seed == seed)
+}
+
+/// A metric at one point over the seeds.
+pub fn at_point(runs: &[RunResult], config: &str, wl: &str, u: u32, m: impl Fn(&RunResult) -> f64) -> Option<Spread> {
+    let v: Vec<f64> =
+        runs.iter().filter(|r| r.config == config && r.workload == wl && r.utilisation_pct == u).map(&m).collect();
+    Spread::of(&v)
+}
+
+/// A metric of `config` divided by the baseline's of the same seed, at one point, over the seeds.
+pub fn ratio_at_point(
+    runs: &[RunResult],
+    config: &str,
+    wl: &str,
+    u: u32,
+    m: impl Fn(&RunResult) -> f64,
+) -> Option<Spread> {
+    let v: Vec<f64> = seeds(runs)
+        .into_iter()
+        .filter_map(|s| Some(m(one(runs, config, wl, u, s)?) / m(one(runs, "baseline", wl, u, s)?)))
+        .collect();
+    Spread::of(&v)
 }
 
 fn pct(new: f64, base: f64) -> Option<f64> {
     (base > 0.0).then(|| (new - base) / base * 100.0)
 }
 
-/// Change of a metric summed over the utilisations where the baseline ran
-/// GC (all of them when `gc_only` is false), plus the per-point range.
-fn change(runs: &[RunResult], cfg: &str, wl: &str, gc_only: bool, m: fn(&RunResult) -> f64) -> (Option<f64>, String) {
-    let base = series(runs, "baseline", wl);
-    let other = series(runs, cfg, wl);
-    let pairs: Vec<(&RunResult, &RunResult)> =
-        base.iter().zip(other.iter()).filter(|(b, _)| !gc_only || b.gc_runs > 0).map(|(b, o)| (*b, *o)).collect();
-    if pairs.is_empty() {
+/// For one seed: the change of a metric summed over the utilisations where
+/// the baseline ran GC (all of them when `gc_only` is false), and those
+/// utilisations.
+fn change_seed(
+    runs: &[RunResult],
+    cfg: &str,
+    wl: &str,
+    seed: u64,
+    gc_only: bool,
+    m: fn(&RunResult) -> f64,
+) -> Option<(f64, Vec<u32>)> {
+    let (mut sb, mut so, mut used) = (0.0, 0.0, Vec::new());
+    for u in utilisations(runs, wl) {
+        let (Some(b), Some(o)) = (one(runs, "baseline", wl, u, seed), one(runs, cfg, wl, u, seed)) else { continue };
+        if gc_only && b.gc_runs == 0 {
+            continue;
+        }
+        sb += m(b);
+        so += m(o);
+        used.push(u);
+    }
+    Some((pct(so, sb)?, used))
+}
+
+/// The change over the seeds, and which utilisations it sums (with the
+/// number of seeds where the baseline GCs there, when not all).
+fn change(
+    runs: &[RunResult],
+    cfg: &str,
+    wl: &str,
+    gc_only: bool,
+    m: fn(&RunResult) -> f64,
+) -> (Option<Spread>, String) {
+    let seeds = seeds(runs);
+    let per: Vec<(f64, Vec<u32>)> = seeds.iter().filter_map(|s| change_seed(runs, cfg, wl, *s, gc_only, m)).collect();
+    let mut count: std::collections::BTreeMap<u32, usize> = Default::default();
+    for u in per.iter().flat_map(|p| p.1.iter()) {
+        *count.entry(*u).or_default() += 1;
+    }
+    if count.is_empty() {
         return (None, "no point with GC".into());
     }
-    let (sb, so) = pairs.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + m(x), b + m(y)));
-    let each: Vec<f64> = pairs.iter().filter_map(|(b, o)| pct(m(o), m(b))).collect();
-    let lo = each.iter().cloned().fold(f64::INFINITY, f64::min);
-    let hi = each.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    let utils: Vec<String> = pairs.iter().map(|(b, _)| b.utilisation_pct.to_string()).collect();
-    let detail = if each.is_empty() {
-        String::new()
-    } else {
-        format!("per point {lo:+.1}..{hi:+.1} % at {} %", utils.join("/"))
-    };
-    (pct(so, sb), detail)
+    let at: Vec<String> = count
+        .iter()
+        .map(|(u, n)| if *n == seeds.len() { format!("{u}") } else { format!("{u} ({n}/{})", seeds.len()) })
+        .collect();
+    let v: Vec<f64> = per.iter().map(|p| p.0).collect();
+    (Spread::of(&v), format!("at {} %", at.join("/")))
 }
 
 fn row(runs: &[RunResult], claim: &str, paper: &str, wl: &str, gc_only: bool, m: fn(&RunResult) -> f64) -> ClaimRow {
@@ -259,12 +399,78 @@ pub fn claims(runs: &[RunResult]) -> Vec<ClaimRow> {
         row(runs, "GC runs (where baseline GCs)", "-7..-13 % (fig. 13)", "fileserver", true, gc),
         row(runs, "GC runs (where baseline GCs)", "-7..-13 % (fig. 12)", "varmail", true, gc),
         row(runs, "LEB reclaims: GC + freeable (where baseline GCs)", "(GC runs -7..-13 %)", "fileserver", true, rec),
-        row(runs, "LEB reclaims: GC + freeable (all points)", "(GC runs -7..-13 %)", "varmail", false, rec),
+        row(runs, "LEB reclaims: GC + freeable (where baseline GCs)", "(GC runs -7..-13 %)", "varmail", true, rec),
         row(runs, "IOPS, nandsim timing (where baseline GCs)", "+5..+18 % (fig. 15)", "fileserver", true, iops_n),
         row(runs, "IOPS, nandsim timing (where baseline GCs)", "+5..+18 % (fig. 14)", "varmail", true, iops_n),
         row(runs, "IOPS, SLC timing (where baseline GCs)", "(not in paper)", "fileserver", true, iops_s),
         row(runs, "IOPS, SLC timing (where baseline GCs)", "(not in paper)", "varmail", true, iops_s),
     ]
+}
+
+/// Hot-data labels against the truth, per configuration and workload.
+pub fn hot_rows(runs: &[RunResult]) -> Vec<HotRow> {
+    use crate::hot_truth::HotTruthCounts;
+    let mut out = Vec::new();
+    for (c, _) in configs().into_iter().skip(1) {
+        for wl in ["dd", "fileserver", "varmail"] {
+            let sums: Vec<HotTruthCounts> = seeds(runs)
+                .into_iter()
+                .map(|s| {
+                    runs.iter().filter(|r| r.config == c && r.workload == wl && r.seed == s).fold(
+                        HotTruthCounts::default(),
+                        |a, r| {
+                            let t = &r.hot_truth;
+                            HotTruthCounts {
+                                data_writes: a.data_writes + t.data_writes,
+                                hot_labelled: a.hot_labelled + t.hot_labelled,
+                                decided: a.decided + t.decided,
+                                truly_hot: a.truly_hot + t.truly_hot,
+                                hot_decided: a.hot_decided + t.hot_decided,
+                                hot_correct: a.hot_correct + t.hot_correct,
+                                window_writes: t.window_writes,
+                            }
+                        },
+                    )
+                })
+                .collect();
+            let over = |f: fn(&HotTruthCounts) -> f64| Spread::of(&sums.iter().map(f).collect::<Vec<_>>());
+            out.push(HotRow {
+                config: c.clone(),
+                workload: wl.into(),
+                hot_write_share: over(HotTruthCounts::hot_write_share),
+                hot_precision: over(HotTruthCounts::hot_precision),
+                hot_recall: over(HotTruthCounts::hot_recall),
+                truly_hot_share: over(HotTruthCounts::truly_hot_share),
+                window_writes: sums.first().map_or(0, |s| s.window_writes),
+            });
+        }
+    }
+    out
+}
+
+fn show_pct(v: &Option<Spread>) -> String {
+    v.map_or("–".into(), |s| s.show(|x| format!("{:.1} %", x * 100.0)))
+}
+
+/// The identifier table in Markdown.
+pub fn hot_markdown(rows: &[HotRow]) -> String {
+    let mut s = String::from(
+        "| config | workload | hot_write_share | hot_precision | hot recall | truly hot (window) | window (data writes) |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        s += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            r.config,
+            r.workload,
+            show_pct(&r.hot_write_share),
+            show_pct(&r.hot_precision),
+            show_pct(&r.hot_recall),
+            show_pct(&r.truly_hot_share),
+            r.window_writes
+        );
+    }
+    s
 }
 
 /// The claims table in Markdown.
@@ -281,9 +487,36 @@ pub fn claims_markdown(rows: &[ClaimRow]) -> String {
         s += &format!("| {} | {} | {} |", r.claim, r.paper, r.workload);
         for (_, v, d) in &r.measured {
             match v {
-                Some(v) => s += &format!(" {v:+.1} % ({d}) |"),
+                Some(v) => s += &format!(" {} ({d}) |", v.show(|x| format!("{x:+.1} %"))),
                 None => s += &format!(" n/a ({d}) |"),
             }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Per-utilisation table of one workload: GC runs of every configuration
+/// and the IOPS change against the baseline, over the seeds.
+pub fn points_markdown(runs: &[RunResult], wl: &str) -> String {
+    let cfgs: Vec<String> = configs().into_iter().map(|c| c.0).collect();
+    let mut s = String::from("| util % |");
+    for c in &cfgs {
+        s += &format!(" GC runs {c} |");
+    }
+    for c in cfgs.iter().skip(1) {
+        s += &format!(" IOPS {c} vs baseline |");
+    }
+    s += &format!("\n|---|{}\n", "---|".repeat(2 * cfgs.len() - 1));
+    for u in utilisations(runs, wl) {
+        s += &format!("| {u} |");
+        for c in &cfgs {
+            let v = at_point(runs, c, wl, u, |r| r.gc_runs as f64);
+            s += &format!(" {} |", v.map_or("–".into(), |v| v.show(|x| format!("{x:.0}"))));
+        }
+        for c in cfgs.iter().skip(1) {
+            let v = ratio_at_point(runs, c, wl, u, |r| r.iops_nandsim);
+            s += &format!(" {} |", v.map_or("–".into(), |v| v.show(|x| format!("{:+.1} %", (x - 1.0) * 100.0))));
         }
         s.push('\n');
     }
@@ -293,15 +526,17 @@ pub fn claims_markdown(rows: &[ClaimRow]) -> String {
 /// Per-run raw figures in Markdown.
 pub fn runs_markdown(runs: &[RunResult]) -> String {
     let mut s = String::from(
-        "| workload | config | util % | flowops | MiB written | pages programmed | GC runs | freeable reclaims | GC pages read | erases | commits | index nodes | index updates | IOPS nandsim | IOPS SLC |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| workload | config | seed | util % | files | flowops | MiB written | pages programmed | GC runs | freeable reclaims | GC pages read | erases | commits | index nodes | index updates | hot share | hot precision | IOPS nandsim | IOPS SLC |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in runs {
         s += &format!(
-            "| {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} |\n",
+            "| {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {:.0} | {:.0} |\n",
             r.workload,
             r.config,
+            r.seed,
             r.utilisation_pct,
+            r.fileset_files,
             r.ops.flowops,
             r.ops.bytes_written as f64 / 1048576.0,
             r.pages_programmed,
@@ -312,6 +547,8 @@ pub fn runs_markdown(runs: &[RunResult]) -> String {
             r.commits,
             r.index_nodes_written,
             r.index_updates,
+            r.hot_write_share,
+            r.hot_precision.map_or("–".into(), |p| format!("{p:.3}")),
             r.iops_nandsim,
             r.iops_slc
         );
@@ -324,18 +561,37 @@ pub fn markdown(rep: &Report) -> String {
     let t: Vec<String> = rep
         .timing
         .iter()
-        .map(|t| format!("{}: read {} ns, program {} ns, erase {} ns", t.name, t.read_ns, t.program_ns, t.erase_ns))
+        .map(|t| {
+            format!(
+                "{}: read {} µs, program {} µs, erase {} µs",
+                t.name,
+                t.read_ns / 1e3,
+                t.program_ns / 1e3,
+                t.erase_ns / 1e3
+            )
+        })
         .collect();
+    let fill = if rep.plan.fileset_fills {
+        "the workload's fileset grown to the utilisation (cold files top up)"
+    } else {
+        "cold 1 MiB files, then the workload's fileset"
+    };
     format!(
         "# Seed 000 (UBIFS hot-data optimisations) reproduced on flashfs\n\n\
          Device: {}.\n\nTiming (device time = pages read x tR + pages programmed x tPROG + erases x tBERS; \
-         IOPS = workload flow operations / device time): {}.\n\n\
-         Changes are against the baseline (all switches off), summed over the points named \
-         (utilisation {:?} %).\n\n## Claims\n\n{}\n## Runs\n\n{}",
+         IOPS = workload flow operations / device time): {}.\n\nUtilisation {:?} % reached by {fill}. \
+         Seeds {:?}: every value is the mean of the middle three of the seeds [lowest..highest].\n\n\
+         Changes are against the baseline of the same seed, summed over the points named.\n\n\
+         ## Claims\n\n{}\n## Hot-data labels\n\n{}\n## fileserver by utilisation\n\n{}\n\
+         ## varmail by utilisation\n\n{}\n## Runs\n\n{}",
         rep.plan.note,
         t.join("; "),
         rep.plan.utilisations,
+        rep.plan.seeds,
         claims_markdown(&rep.claims),
+        hot_markdown(&rep.hot),
+        points_markdown(&rep.runs, "fileserver"),
+        points_markdown(&rep.runs, "varmail"),
         runs_markdown(&rep.runs)
     )
 }

@@ -3,6 +3,7 @@
 //! and report the counters of the measured phase.
 
 use super::{BenchError, DeviceSpec, TimingPreset};
+use crate::hot_truth::{HotSet, HotTruthCounts};
 use crate::{Fs, FsError, FsSettings, OnFlash, PageCache, Stats};
 use flashlab_vfs::workload::{fileset_bytes, prefill, Engine, WorkloadCounters, WorkloadKind, WorkloadSpec};
 use serde::Serialize;
@@ -20,6 +21,15 @@ pub struct PointSpec {
     pub utilisation_pct: u32,
     /// Record (data written, pages programmed) every this many bytes.
     pub sample_every_bytes: u64,
+    /// Grow the fileset (fileserver, varmail) so that it alone reaches the
+    /// utilisation (`files` is then at least utilisation x capacity / (0.8 x
+    /// file size), filebench pre-allocating 80 %); the cold pre-fill only
+    /// tops up. False: the fileset as given, cold files for the rest.
+    pub fileset_fills: bool,
+    /// The `oracle` labelling: run the point first with every seed-000
+    /// switch off, record which data writes died within the hot window,
+    /// then run it labelling exactly those writes hot.
+    pub hot_oracle: bool,
 }
 
 /// Counters of the measured phase.
@@ -27,6 +37,8 @@ pub struct PointSpec {
 pub struct RunResult {
     pub config: String,
     pub workload: String,
+    /// The workload's seed.
+    pub seed: u64,
     pub utilisation_pct: u32,
     pub capacity_bytes: u64,
     pub prefill_bytes: u64,
@@ -50,6 +62,19 @@ pub struct RunResult {
     pub index_updates: u64,
     pub hot_writes: u64,
     pub cold_writes: u64,
+    /// Share of the measured phase's data writes labelled hot (written to
+    /// a hot head); 0 when nothing is classified.
+    pub hot_write_share: f64,
+    /// Share of the hot-labelled data writes whose data died (rewritten,
+    /// truncated or deleted) within the hot window (`Fs::hot_window_writes`);
+    /// None when nothing was labelled hot.
+    pub hot_precision: Option<f64>,
+    /// Share of the data writes that died within the window that were labelled hot.
+    pub hot_recall: Option<f64>,
+    /// The counters behind the three figures.
+    pub hot_truth: HotTruthCounts,
+    /// Files of the fileset (after `fileset_fills`).
+    pub fileset_files: u32,
     /// Device time and IOPS (flow operations per second of device time).
     pub seconds_nandsim: f64,
     pub iops_nandsim: f64,
@@ -71,25 +96,72 @@ fn fs_err(phase: &'static str) -> impl Fn(FsError) -> BenchError {
 
 /// Runs one point (under the page cache when `fs.page_cache` is on).
 pub fn run_point(p: &PointSpec) -> Result<RunResult, BenchError> {
+    let Some(capacity) = p.hot_oracle.then(|| capacity_of(p)).transpose()? else {
+        return Ok(run_truth(p, false, None, None)?.0);
+    };
+    // The truth run gets this configuration's capacity, so that both runs
+    // size the same fileset and pre-fill and run the same workload.
+    let off =
+        FsSettings { hot_journals: false, delayed_hot_commit_every: 0, lpt_validity_bitmap: false, ..p.fs.clone() };
+    let truth = PointSpec { fs: off, hot_oracle: false, ..p.clone() };
+    let hot = run_truth(&truth, true, None, Some(capacity))?.1.unwrap_or_default();
+    Ok(run_truth(p, false, Some(hot), Some(capacity))?.0)
+}
+
+/// Available bytes of the freshly formatted file system of `p`.
+fn capacity_of(p: &PointSpec) -> Result<u64, BenchError> {
     let fs = p.device.format(&p.fs)?;
+    use flashlab_vfs::FileSystem;
+    Ok(if p.fs.page_cache { PageCache::<Fs>::wrap(fs).statfs() } else { FileSystem::statfs(&fs) }.available_bytes)
+}
+
+/// Runs one point with the hot-data truth on from the measured phase
+/// (`record`: return the truly hot writes; `oracle`: label those hot;
+/// `capacity`: size the utilisation by this instead of the run's statfs).
+fn run_truth(
+    p: &PointSpec,
+    record: bool,
+    oracle: Option<HotSet>,
+    capacity: Option<u64>,
+) -> Result<(RunResult, Option<HotSet>), BenchError> {
+    let fs = p.device.format(&p.fs)?;
+    let truth = Truth { record, oracle, capacity };
     if p.fs.page_cache {
-        run_on(p, PageCache::<Fs>::wrap(fs))
+        run_on(p, PageCache::<Fs>::wrap(fs), truth)
     } else {
-        run_on(p, fs)
+        run_on(p, fs, truth)
     }
 }
 
-fn run_on<F: OnFlash>(p: &PointSpec, mut fs: F) -> Result<RunResult, BenchError> {
-    let capacity = fs.statfs().available_bytes;
+struct Truth {
+    record: bool,
+    oracle: Option<HotSet>,
+    capacity: Option<u64>,
+}
+
+/// The workload with its fileset grown to `want` bytes when `fileset_fills`.
+fn sized_workload(p: &PointSpec, want: f64) -> WorkloadSpec {
+    let mut w = p.workload.clone();
+    let fileset = matches!(w.kind, WorkloadKind::Fileserver | WorkloadKind::Varmail);
+    if p.fileset_fills && fileset && w.file_bytes > 0 {
+        w.files = w.files.max((want / (0.8 * w.file_bytes as f64)) as u32);
+    }
+    w
+}
+
+fn run_on<F: OnFlash>(p: &PointSpec, mut fs: F, truth: Truth) -> Result<(RunResult, Option<HotSet>), BenchError> {
+    let capacity = truth.capacity.unwrap_or_else(|| fs.statfs().available_bytes);
     let want = capacity as f64 * p.utilisation_pct.min(99) as f64 / 100.0;
-    let cold = (want - fileset_bytes(&p.workload) as f64).max(0.0) as u64;
+    let workload = sized_workload(p, want);
+    let cold = (want - fileset_bytes(&workload) as f64).max(0.0) as u64;
     let prefill_bytes = prefill(&mut fs, cold).map_err(fs_err("pre-fill"))?;
-    let mut eng = Engine::new(&mut fs, &p.workload);
+    let mut eng = Engine::new(&mut fs, &workload);
     if matches!(p.workload.kind, WorkloadKind::Fileserver | WorkloadKind::Varmail) {
         eng.setup(0.8).map_err(fs_err("fileset"))?;
     }
     eng.fs.sync().map_err(fs_err("sync"))?;
     eng.fs.flash_mut().commit_all().map_err(fs_err("commit"))?;
+    eng.fs.flash_mut().hot_truth_start(truth.record, truth.oracle);
     let s0 = eng.fs.flash().stats();
     let mut samples = Vec::new();
     let mut next = 0u64;
@@ -115,7 +187,15 @@ fn run_on<F: OnFlash>(p: &PointSpec, mut fs: F) -> Result<RunResult, BenchError>
     let f = fs.flash();
     r.sim_memory_bytes = (f.memory_bytes() + f.ubi().nand().memory_bytes()) as u64;
     r.simulated_seconds = f.now_ns() as f64 / 1e9;
-    Ok(r)
+    r.fileset_files = workload.files;
+    if let Some(t) = f.hot_truth_counts() {
+        let some = |x: f64| (!x.is_nan()).then_some(x);
+        r.hot_write_share = some(t.hot_write_share()).unwrap_or(0.0);
+        r.hot_precision = some(t.hot_precision());
+        r.hot_recall = some(t.hot_recall());
+        r.hot_truth = t;
+    }
+    Ok((r, f.hot_truth_recorded()))
 }
 
 fn result(
@@ -141,6 +221,7 @@ fn result(
     RunResult {
         config: p.config.clone(),
         workload: format!("{:?}", p.workload.kind).to_lowercase(),
+        seed: p.workload.seed,
         utilisation_pct: p.utilisation_pct,
         capacity_bytes: capacity,
         prefill_bytes,
@@ -164,7 +245,6 @@ fn result(
         iops_slc: iops(t_s),
         samples,
         ops: ops.clone(),
-        sim_memory_bytes: 0,
-        simulated_seconds: 0.0,
+        ..Default::default()
     }
 }
