@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod bench;
+mod bench_cases;
 pub mod config_cmd;
 pub mod fs_cmd;
 pub mod hotness;
