@@ -11,24 +11,66 @@ struct BenchRow {
     description: String,
     requests: u64,
     wall_time_s: f64,
+    /// CPU time of the timed part (this thread): the figure to compare on a shared machine.
+    cpu_time_s: f64,
     requests_per_s: f64,
     waf: Option<f64>,
-    /// Simulator state per physical page (SSD runs; null for file-system rows).
+    /// Simulator state per physical page (SSD runs; null for file-system and swap rows).
     state_bytes_per_physical_page: Option<f64>,
+    /// The greedy closed form's WAF where the case compares with it.
+    waf_closed_form: Option<f64>,
     /// RAM the mapping scheme's tables would need in a controller.
     mapping_ram_bytes: Option<u64>,
     peak_rss_bytes: Option<u64>,
 }
 
-struct Case {
-    name: String,
-    description: String,
-    sets: Vec<String>,
-    /// Replay the workload as an in-memory SSDsim trace (generated untimed, parsed timed).
-    as_trace: bool,
+pub(crate) struct Case {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) sets: Vec<String>,
+    pub(crate) kind: Kind,
 }
 
-fn cases(quick: bool) -> Vec<Case> {
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Kind {
+    Synthetic,
+    /// Replay the workload as an in-memory SSDsim trace (generated untimed, parsed timed).
+    Trace,
+    /// 4 KiB overwrites through flashfs → UBI → NAND (`sets` unused).
+    FlashfsOverwrite,
+    /// `scale-4tib`: aging as long as the logical capacity (run only when named by `--case`).
+    Scale,
+    /// `fs bench`'s IOZone on flashfs under the page cache (issue 15).
+    FsIozone,
+    /// Simulated swap operations in counting mode (issue 16).
+    Swap,
+}
+
+/// What a case's run reports besides its time.
+pub(crate) struct Outcome {
+    pub(crate) requests: u64,
+    pub(crate) waf: Option<f64>,
+    pub(crate) memory_bytes: u64,
+    pub(crate) physical_pages: u64,
+    pub(crate) mapping_ram_bytes: Option<u64>,
+    /// The WAF the greedy closed form predicts (`scale-4tib`).
+    pub(crate) waf_closed_form: Option<f64>,
+}
+
+impl Outcome {
+    pub(crate) fn of(r: &flashlab_sim::RunResult) -> Outcome {
+        Outcome {
+            requests: r.requests,
+            waf: r.waf,
+            memory_bytes: r.memory_bytes,
+            physical_pages: r.physical_pages,
+            mapping_ram_bytes: r.mapping_ram_bytes,
+            waf_closed_form: None,
+        }
+    }
+}
+
+fn cases(quick: bool, scale_divisor: u32) -> Vec<Case> {
     let scale = if quick { 8 } else { 1 };
     let one_plane = "device.channels=1 device.chips_per_channel=1 device.dies_per_chip=1 device.planes_per_die=1";
     let wasim_l = (8192.0f64 * 0.9).round() as u64 * 64 / scale;
@@ -49,11 +91,13 @@ fn cases(quick: bool) -> Vec<Case> {
     );
     let split = |s: String| s.split_whitespace().map(String::from).collect();
     vec![
-        Case { name: "counting-wasim".into(), description: format!("counting mode, 1 plane x {} blocks x 64 pages, spare 0.1, greedy, prefill + 15 x logical capacity uniform writes (wasim.c's work{})", 8192 / scale, if quick { " at 1/8 size" } else { "" }), sets: split(counting), as_trace: false },
-        Case { name: "timed-ssdsim-trace".into(), description: format!("timing on, 8x2x2x2 x 128 blocks x 64 pages x 4 KiB, spare 0.07, prefilled, an SSDsim-format trace of {} 4 KiB writes uniform over 90 % of the space, one every 100 us (parsing included)", 1_000_000 / scale), sets: split(timed), as_trace: true },
+        Case { name: "counting-wasim".into(), description: format!("counting mode, 1 plane x {} blocks x 64 pages, spare 0.1, greedy, prefill + 15 x logical capacity uniform writes (wasim.c's work{})", 8192 / scale, if quick { " at 1/8 size" } else { "" }), sets: split(counting), kind: Kind::Synthetic },
+        Case { name: "timed-ssdsim-trace".into(), description: format!("timing on, 8x2x2x2 x 128 blocks x 64 pages x 4 KiB, spare 0.07, prefilled, an SSDsim-format trace of {} 4 KiB writes uniform over 90 % of the space, one every 100 us (parsing included)", 1_000_000 / scale), sets: split(timed), kind: Kind::Trace },
     ]
     .into_iter()
     .chain(mapping_cases(scale))
+    .chain([crate::bench_cases::flashfs_overwrite(scale), crate::bench_cases::scale_4tib(scale_divisor)])
+    .chain([crate::bench_host::fs_iozone_case(quick), crate::bench_host::swap_case(quick)])
     .collect()
 }
 
@@ -77,145 +121,128 @@ fn mapping_cases(scale: u64) -> impl Iterator<Item = Case> {
                     name: format!("map-{m}-{pn}-{mn}"),
                     description: format!("ftl.mapping = {m}, 1M {p} 4 KiB writes, {mn}, 8x2x2x2 x 128 x 64 x 4 KiB, spare 0.07, prefilled"),
                     sets: sets.split_whitespace().map(String::from).collect(),
-                    as_trace: false,
+                    kind: Kind::Synthetic,
                 }
             })
         })
     })
 }
 
-pub fn bench(json: Option<PathBuf>, quick: bool) -> anyhow::Result<()> {
+/// `flashlab bench`'s options.
+pub struct BenchArgs {
+    pub json: Option<PathBuf>,
+    pub quick: bool,
+    /// Run only the cases whose names start with one of these (all but `scale-4tib` when empty).
+    pub cases: Vec<String>,
+    /// A built `wasim.c` binary: run it on `counting-wasim`'s work and report the ratio.
+    pub wasim: Option<PathBuf>,
+    /// Divide `scale-4tib`'s blocks per plane (and so every phase's length) by this.
+    pub scale_divisor: u32,
+}
+
+pub fn bench(a: BenchArgs) -> anyhow::Result<()> {
+    if a.scale_divisor == 0 || !a.scale_divisor.is_power_of_two() || a.scale_divisor > 32768 {
+        anyhow::bail!("--scale-divisor {}: expected a power of two in 1..=32768", a.scale_divisor);
+    }
+    let all = cases(a.quick, a.scale_divisor);
+    let chosen: Vec<Case> = if a.cases.is_empty() {
+        all.into_iter().filter(|c| !c.name.starts_with("scale-")).collect()
+    } else {
+        let names: Vec<String> = all.iter().map(|c| c.name.clone()).collect();
+        if let Some(bad) = a.cases.iter().find(|w| !names.iter().any(|n| n.starts_with(w.as_str()))) {
+            anyhow::bail!("--case {bad}: no such case; cases: {}", names.join(", "));
+        }
+        all.into_iter().filter(|c| a.cases.iter().any(|w| c.name.starts_with(w.as_str()))).collect()
+    };
     let mut rows = Vec::new();
-    for c in cases(quick) {
-        let (_, s) = flashlab_config::load("", "bench", &c.sets)?;
-        let (r, wall) = if c.as_trace {
-            run_as_trace(&c.sets)?
-        } else {
-            run_timed(|| flashlab_sim::run_synthetic(&s, &mut |_| {}))?
+    for c in chosen {
+        reset_peak_rss();
+        let cpu0 = thread_cpu_s();
+        let (r, wall) = match c.kind {
+            Kind::Trace => run_as_trace(&c.sets)?,
+            Kind::Synthetic => {
+                let (_, s) = flashlab_config::load("", "bench", &c.sets)?;
+                run_timed(|| flashlab_sim::run_synthetic(&s, &mut |_| {}))?
+            }
+            Kind::FlashfsOverwrite => crate::bench_cases::run_flashfs_overwrite(&c, a.quick)?,
+            Kind::Scale => crate::bench_cases::run_scale(&c)?,
+            Kind::FsIozone => crate::bench_host::run_fs_iozone(a.quick)?,
+            Kind::Swap => crate::bench_host::run_swap(a.quick)?,
         };
+        let cpu = thread_cpu_s().zip(cpu0).map_or(f64::NAN, |(b, a)| b - a);
         rows.push(BenchRow {
             name: c.name,
             description: c.description,
             requests: r.requests,
             wall_time_s: wall,
+            cpu_time_s: cpu,
             requests_per_s: r.requests as f64 / wall,
             waf: r.waf,
-            state_bytes_per_physical_page: Some(r.memory_bytes as f64 / r.physical_pages as f64),
+            waf_closed_form: r.waf_closed_form,
+            state_bytes_per_physical_page: (r.physical_pages > 0)
+                .then(|| r.memory_bytes as f64 / r.physical_pages as f64),
             mapping_ram_bytes: r.mapping_ram_bytes,
             peak_rss_bytes: peak_rss(),
         });
     }
-    rows.push(fs_iozone_flashfs(quick)?);
-    rows.push(swap_row(quick)?);
+    if let Some(bin) = &a.wasim {
+        if let Some(row) = rows.iter().find(|r| r.name == "counting-wasim") {
+            let (wall, cpu) = crate::bench_cases::run_wasim(bin, a.quick)?;
+            println!(
+                "wasim.c on counting-wasim's work: {wall:.3} s wall, {cpu:.3} s CPU; flashlab / wasim.c: {:.2} x wall, {:.2} x CPU",
+                row.wall_time_s / wall,
+                row.cpu_time_s / cpu
+            );
+        }
+    }
     for r in &rows {
         println!("{}: {}", r.name, r.description);
         table(&[
             ("  requests", r.requests.to_string()),
             ("  wall time s", format!("{:.3}", r.wall_time_s)),
+            ("  CPU time s", format!("{:.3}", r.cpu_time_s)),
             ("  requests/s", format!("{:.0}", r.requests_per_s)),
             ("  WAF", r.waf.map_or("-".into(), |w| format!("{w:.4}"))),
+            ("  WAF closed form", r.waf_closed_form.map_or("-".into(), |w| format!("{w:.4}"))),
             ("  state bytes/physical page", r.state_bytes_per_physical_page.map_or("-".into(), |b| format!("{b:.2}"))),
             ("  mapping RAM bytes", r.mapping_ram_bytes.map_or("-".into(), |b| b.to_string())),
-            ("  peak RSS so far MiB", r.peak_rss_bytes.map_or("-".into(), |b| format!("{:.1}", b as f64 / 1048576.0))),
+            ("  peak RSS MiB", r.peak_rss_bytes.map_or("-".into(), |b| format!("{:.1}", b as f64 / 1048576.0))),
         ]);
     }
-    if let Some(p) = json {
+    if let Some(p) = a.json {
         write_json(&p, &rows)?;
     }
     Ok(())
 }
 
-/// `fs bench`'s IOZone on flashfs under the page cache: application requests
-/// (every phase but the filler) per wall-clock second.
-fn fs_iozone_flashfs(quick: bool) -> anyhow::Result<BenchRow> {
-    let (blocks, file_kib) = if quick { (128, 4096) } else { (1024, 32768) };
-    let sets: Vec<String> = [
-        format!("flashfs.flash.blocks={blocks}"),
-        "flashfs.fs.elide_payload=true".into(),
-        "fs.kind=\"flashfs\"".into(),
-        format!("fs.workload.file_kib={file_kib}"),
-        "fs.workload.utilisation=50.0".into(),
-    ]
-    .into();
-    let (raw, ssd) = flashlab_config::load("", "bench", &sets)?;
-    let spec = raw.resolve_fs_bench()?;
-    let start = Instant::now();
-    let out = crate::fs_bench::run_kind(crate::fs_bench::FsKind::Flashfs, &raw, &ssd, &spec)?;
-    let wall = start.elapsed().as_secs_f64();
-    let requests: u64 = out.report.phases.iter().filter(|p| p.measured).map(|p| p.requests).sum();
-    Ok(BenchRow {
-        name: "fs-iozone-flashfs".into(),
-        description: format!(
-            "fs bench: IOZone (4 KiB requests, {} MiB file, 50 % utilisation, six phases) on flashfs under the page cache, {} MiB raw flash, content-free data nodes",
-            file_kib / 1024,
-            blocks / 8
-        ),
-        requests,
-        wall_time_s: wall,
-        requests_per_s: requests as f64 / wall,
-        waf: out.report.fs_waf,
-        state_bytes_per_physical_page: None,
-        mapping_ram_bytes: None,
-        peak_rss_bytes: peak_rss(),
-    })
+/// Start a new peak-RSS measurement (Linux: `clear_refs` 5 resets VmHWM to the current RSS).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
-/// Issue 16: simulated swap operations (pages swapped out + pages swapped in) per
-/// second, counting mode: an application model referencing 1 GiB uniformly at random
-/// (half writes, no CPU time) against 256 MiB of RAM, `linux` allocator, page mapping
-/// (`--quick`: a quarter of the sizes).
-fn swap_row(quick: bool) -> anyhow::Result<BenchRow> {
-    // --quick: a quarter of the footprint, RAM and swap, a sixteenth of the references.
-    let (d, refs) = if quick { (4, 250_000) } else { (1, 4_000_000) };
-    let blocks = if quick { 128 } else { 512 };
-    let sets = ["timing.enabled=false".to_string(), format!("device.blocks_per_plane={blocks}")];
-    let (_, s) = flashlab_config::load("", "bench", &sets)?;
-    let model = format!(
-        "name = \"swap-bench\"\nprovenance = \"bench\"\nfootprint_mib = {}\nreferences = {refs}\n\
-         cpu_ns_per_reference = 0\nwrite_fraction = 0.5\nsequential_share = 0.0\n",
-        1024 / d
-    );
-    let app = flashlab_swap::AppModel::from_toml(&model, "bench")?;
-    let raw = flashlab_config::RawSwap { ram_mib: 256 / d, swap_mib: 1536 / d, ..Default::default() };
-    let ss = flashlab_swap::SwapSettings::resolve(&raw, &s)?;
-    let start = Instant::now();
-    let r = crate::swap_cmd::run_on(&ss, &s, flashlab_swap::Workload::App(&app))?;
-    let wall = start.elapsed().as_secs_f64();
-    let ops = r.swap_outs + r.swap_ins;
-    Ok(BenchRow {
-        name: "swap-counting".into(),
-        description: format!(
-            "swap: {refs} references over {} MiB at random, {} MiB RAM, linux allocator, counting mode; requests = pages swapped out + in",
-            1024 / d,
-            256 / d
-        ),
-        requests: ops,
-        wall_time_s: wall,
-        requests_per_s: ops as f64 / wall,
-        waf: r.ssd_waf,
-        state_bytes_per_physical_page: None,
-        mapping_ram_bytes: None,
-        peak_rss_bytes: peak_rss(),
-    })
+/// CPU time of this thread so far in seconds (Linux `schedstat`, ns on the CPU).
+fn thread_cpu_s() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse::<u64>().ok().map(|ns| ns as f64 * 1e-9)
 }
 
-/// Peak resident set size of this process (Linux), in bytes.
+/// Peak resident set size of this process since the last [`reset_peak_rss`] (Linux), in bytes.
 fn peak_rss() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
 }
 
-fn run_timed(
+pub(crate) fn run_timed(
     f: impl FnOnce() -> Result<flashlab_sim::RunResult, flashlab_sim::SimError>,
-) -> anyhow::Result<(flashlab_sim::RunResult, f64)> {
+) -> anyhow::Result<(Outcome, f64)> {
     let start = Instant::now();
     let r = f()?;
-    Ok((r, start.elapsed().as_secs_f64()))
+    Ok((Outcome::of(&r), start.elapsed().as_secs_f64()))
 }
 
 /// Write the synthetic workload as SSDsim text in memory, then time its replay from that text.
-fn run_as_trace(sets: &[String]) -> anyhow::Result<(flashlab_sim::RunResult, f64)> {
+fn run_as_trace(sets: &[String]) -> anyhow::Result<(Outcome, f64)> {
     let (_, synth) = flashlab_config::load("", "bench", sets)?;
     let mut w = flashlab_trace::TraceWriter::new(Vec::new(), flashlab_trace::TraceFormat::Ssdsim)?;
     for req in flashlab_sim::hotness::synthetic_requests(&synth).expect("synthetic bench workload") {

@@ -7,6 +7,8 @@
 
 pub mod api;
 pub mod bench;
+mod bench_cases;
+mod bench_host;
 pub mod blockdev_cmd;
 pub mod config_cmd;
 pub mod fs_bench;

@@ -2,7 +2,9 @@
 //! time, draws progress; everything else happens in the library crates.
 
 use clap::{Parser, Subcommand};
-use flashlab_cli::{bench, blockdev_cmd, config_cmd, fs_cmd, hotness, one_line, reproduce, run, swap_cmd, sweep_cmd, trace_cmd};
+use flashlab_cli::{
+    bench, blockdev_cmd, config_cmd, fs_cmd, hotness, one_line, reproduce, run, swap_cmd, sweep_cmd, trace_cmd,
+};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -24,6 +26,15 @@ enum Cmd {
         /// Smaller workloads (for a smoke test).
         #[arg(long)]
         quick: bool,
+        /// Run only the cases whose names start with this (repeatable); `scale-4tib` runs only when named.
+        #[arg(long = "case")]
+        cases: Vec<String>,
+        /// A built ../shared/bench/wasim.c (`cc -O2 -o wasim wasim.c -lm`): time it on counting-wasim's work.
+        #[arg(long)]
+        wasim: Option<PathBuf>,
+        /// Divide scale-4tib's blocks per plane and measured writes by this power of two.
+        #[arg(long, default_value_t = 1)]
+        scale_divisor: u32,
     },
     /// Print the default config or check one.
     #[command(subcommand)]
@@ -61,7 +72,9 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.cmd {
         Cmd::Run(a) => run::run(a),
-        Cmd::Bench { json, quick } => bench::bench(json, quick),
+        Cmd::Bench { json, quick, cases, wasim, scale_divisor } => {
+            bench::bench(bench::BenchArgs { json, quick, cases, wasim, scale_divisor })
+        }
         Cmd::Config(c) => config_cmd::config(c),
         Cmd::Trace(t) => trace_cmd::trace(t),
         Cmd::Hotness(a) => hotness::hotness(a),

@@ -185,6 +185,27 @@ fn bench_quick_reports_rates() {
     // The descriptions state the reduced work.
     assert!(out.contains("1 plane x 1024 blocks") && out.contains("trace of 125000 4 KiB writes"), "{out}");
     assert!(out.contains("fs-iozone-flashfs: fs bench: IOZone (4 KiB requests, 4 MiB file"), "{out}");
+    assert!(out.contains("flashfs-overwrite") && out.contains("CPU time s"), "{out}");
+    assert!(!out.contains("scale-4tib"), "the scale case runs only when named: {out}");
+}
+
+#[test]
+fn bench_cases_by_name_with_json_figures() {
+    let d = tempfile::tempdir().unwrap();
+    let j = d.path().join("b.json");
+    ok(&["bench", "--quick", "--case", "flashfs", "--case", "map-page-seq-c", "--json", j.to_str().unwrap()]);
+    let rows: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let names: Vec<&str> = rows.as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["map-page-seq-counting", "flashfs-overwrite"]);
+    for r in rows.as_array().unwrap() {
+        for key in ["requests_per_s", "wall_time_s", "cpu_time_s", "peak_rss_bytes"] {
+            assert!(r[key].as_f64().is_some_and(|v| v > 0.0), "{key} in {r}");
+        }
+    }
+    let e = fails(&["bench", "--case", "nope"]);
+    assert!(e.contains("--case nope") && e.contains("scale-4tib"), "{e}");
+    let e = fails(&["bench", "--case", "scale", "--scale-divisor", "3"]);
+    assert!(e.contains("--scale-divisor 3"), "{e}");
 }
 
 #[test]

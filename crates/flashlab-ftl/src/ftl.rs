@@ -121,8 +121,8 @@ pub struct PageFtl {
     /// Per plane: the victim of the GC run under way (NO_BLOCK if none) and the next page offset to examine.
     pub(crate) gc_victim: Vec<u32>,
     pub(crate) gc_cursor: Vec<u32>,
-    stripe: Vec<u32>,
-    cursor: usize,
+    pub(crate) stripe: Vec<u32>,
+    pub(crate) cursor: usize,
     pub(crate) index: ClosedIndex,
     pub(crate) rng: Xoshiro256PlusPlus,
     /// An external victim policy's error, until GC reports it.
@@ -456,7 +456,7 @@ impl PageFtl {
     /// Close the full frontier in `slot` (if any) and open a free block in its place.
     #[cold]
     #[inline(never)]
-    fn open_block(&mut self, plane: u32, slot: usize, stream: u32) -> Result<u32, FtlError> {
+    pub(crate) fn open_block(&mut self, plane: u32, slot: usize, stream: u32) -> Result<u32, FtlError> {
         let old = self.open[slot];
         if old != NO_BLOCK {
             self.close_block(plane, old);

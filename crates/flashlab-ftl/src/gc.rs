@@ -176,6 +176,7 @@ impl PageFtl {
         let mut moved = 0;
         // Without placement every migrated page goes to the same slot.
         let fixed_slot = self.placement.is_none().then(|| self.gc_slot(0));
+        self.prefetch_moved_entries(victim, from);
         while let Some(page) = self.nand.next_valid(victim, from) {
             from = page - first + 1;
             let lpn = self.p2l[page as usize];
@@ -199,6 +200,20 @@ impl PageFtl {
 
         self.gc_victim[plane as usize] = NO_BLOCK;
         Ok(victim)
+    }
+
+    /// Bring in the mapping entries of the pages of `victim` from offset `from` that GC
+    /// is about to move: each is a random access to `l2p` that the migration loop would
+    /// otherwise wait for one at a time (a hint only: no state changes).
+    #[inline]
+    fn prefetch_moved_entries(&self, victim: u32, mut from: u32) {
+        let first = self.nand.first_page(victim);
+        while let Some(page) = self.nand.next_valid(victim, from) {
+            from = page - first + 1;
+            if let Some(e) = self.l2p.get(self.p2l[page as usize] as usize) {
+                crate::ftl::prefetch(e);
+            }
+        }
     }
 
     /// Whether preemptible GC should work in `plane`: a run is under way, or the plane

@@ -97,6 +97,15 @@ impl Ftl {
             Ftl::Dftl(f) => f.settings(),
         }
     }
+    /// Write logical pages `0..L` in order at once where the scheme can lay them out in
+    /// bulk with exactly the write-by-write state ([`PageFtl::prefill_sequential`]); false
+    /// (nothing done) elsewhere.
+    pub fn prefill_sequential(&mut self) -> Result<bool, FtlError> {
+        match self {
+            Ftl::Page(f) => f.prefill_sequential(),
+            _ => Ok(false),
+        }
+    }
     /// The page-mapped FTL, if that is the scheme (page-mapping-only tools).
     pub fn as_page(&self) -> Option<&PageFtl> {
         match self {

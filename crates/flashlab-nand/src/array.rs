@@ -158,6 +158,27 @@ impl Nand {
         page
     }
 
+    /// Program the first `n` pages of the erased `block` at once: the state and counters
+    /// of `n` calls of [`Self::program_next`] (a bulk sequential prefill).
+    pub fn program_run(&mut self, block: u32, n: u32, cause: Cause) {
+        let b = block as usize;
+        assert!(
+            self.write_ptr[b] == 0 && n <= self.ppb,
+            "NAND: bulk program of {n} pages into block {block} at page {}",
+            self.write_ptr[b]
+        );
+        self.write_ptr[b] = n;
+        self.valid[b] += n;
+        let (mut page, end) = (block * self.ppb, block * self.ppb + n);
+        while page < end {
+            let (lo, run) = (page & 63, (end - page).min(64 - (page & 63)));
+            let ones = if run == 64 { u64::MAX } else { ((1u64 << run) - 1) << lo };
+            self.valid_bits[(page >> 6) as usize] |= ones;
+            page += run;
+        }
+        self.counters.add(OpKind::Program, cause, n as u64);
+    }
+
     /// Program `page`, which must be the next free page of its block.
     #[inline]
     pub fn program(&mut self, page: u32, cause: Cause) {

@@ -27,6 +27,9 @@ pub enum SimError {
     Content(String),
 }
 
+/// How far ahead aging prefetches mapping entries (the measured loop's `AHEAD`).
+const AGING_AHEAD: usize = 12;
+
 /// Snapshot of counters at the start of measurement.
 pub(crate) struct Mark {
     pub nand: flashlab_nand::OpCounters,
@@ -241,10 +244,26 @@ impl<'a> Engine<'a> {
     /// Untimed, uncounted uniform random single-page writes (steady-state aging).
     fn age(&mut self) -> Result<(), SimError> {
         let l = self.s.ftl.logical_pages;
+        let step = |x: u64| flashlab_workload::mix64(x.wrapping_add(0x9E37_79B9_7F4A_7C15));
+        let lpn_of = |x: u64| ((x as u128 * l as u128) >> 64) as u64;
+        // As the measured loop does: prefetch the mapping entry of the write AGING_AHEAD
+        // ahead and the physical page state of the one 2 ahead (hints only: same result).
         let mut x = flashlab_workload::sub_seed(self.s.workload.seed, "aging");
+        let (mut near, mut far) = (x, x);
+        for _ in 0..2 {
+            near = step(near);
+        }
+        for _ in 0..AGING_AHEAD {
+            far = step(far);
+            self.ftl.prefetch_map(lpn_of(far));
+        }
         for _ in 0..self.s.workload.aging_writes {
-            x = flashlab_workload::mix64(x.wrapping_add(0x9E37_79B9_7F4A_7C15));
-            let lpn = ((x as u128 * l as u128) >> 64) as u64;
+            far = step(far);
+            self.ftl.prefetch_map(lpn_of(far));
+            near = step(near);
+            self.ftl.prefetch_page(lpn_of(near));
+            x = step(x);
+            let lpn = lpn_of(x);
             self.ftl.write(lpn)?;
             if !self.shadow.is_empty() {
                 self.shadow[lpn as usize] = self.ftl.last_tag();
@@ -274,6 +293,9 @@ impl<'a> Engine<'a> {
     }
 
     fn prefill(&mut self) -> Result<(), SimError> {
+        if self.shadow.is_empty() && self.ftl.prefill_sequential()? {
+            return Ok(());
+        }
         for lpn in 0..self.s.ftl.logical_pages {
             self.ftl.write(lpn)?;
             if !self.shadow.is_empty() {

@@ -4,6 +4,8 @@ use flashlab_nand::{Cause, Geometry, OpKind};
 use flashlab_sim::{run, run_synthetic, timing::Timeline, RunResult, SimError, Ssd};
 use flashlab_trace::{Op, Request};
 
+#[path = "sim/golden.rs"]
+mod golden;
 #[path = "sim/mapping.rs"]
 mod mapping;
 mod timing;
