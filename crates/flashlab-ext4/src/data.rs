@@ -175,7 +175,7 @@ impl Ext4 {
             self.free_run(s, l, is_dir);
         }
         self.fix_tree(inum, last)?;
-        if self.s.content == Content::Bytes && size % BLOCK != 0 {
+        if self.s.content == Content::Bytes && !size.is_multiple_of(BLOCK) {
             if let Some(p) = self.inode(inum)?.map(size / BLOCK) {
                 if let Some(b) = self.bytes.get_mut(&p) {
                     b[(size % BLOCK) as usize..].fill(0);
@@ -260,7 +260,7 @@ impl Ext4 {
         while pos < end {
             let index = pos / BLOCK;
             let valid = (size - index * BLOCK).min(BLOCK) as usize;
-            let covers = pos % BLOCK == 0 && end - pos >= valid as u64;
+            let covers = pos.is_multiple_of(BLOCK) && end - pos >= valid as u64;
             let mut page = if covers || index * BLOCK >= old {
                 vec![0u8; valid]
             } else {

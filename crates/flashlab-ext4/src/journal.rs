@@ -161,7 +161,6 @@ impl Ext4 {
         let blocks = std::mem::take(&mut self.j.running);
         let n = blocks.len() as u64;
         // Log: revoke blocks, then per descriptor its tagged metadata copies.
-        let nrev = self.j.revokes.div_ceil(REVOKES_PER_BLOCK);
         let log = self.j.log_blocks(self.j.head, need);
         let body = &log[..(need - 1) as usize];
         let t0 = self.io.clock_ns;
@@ -176,7 +175,6 @@ impl Ext4 {
             self.wait_all();
             self.wait_until(end);
         }
-        let _ = nrev;
         // Checkpoint lists: each block's newest copy is this transaction's
         // (`__jbd2_journal_insert_checkpoint`, dropping the older entry).
         let tid = self.j.tid;
