@@ -153,7 +153,8 @@ impl Ext4 {
             }
             l += cnt;
         }
-        Ok(())
+        // A writeback that filled the transaction commits it at once.
+        self.commit_if_full()
     }
 
     /// Frees the blocks of `inum` from byte `size` on (`ext4_truncate` →

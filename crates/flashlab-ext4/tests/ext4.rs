@@ -261,8 +261,32 @@ fn filling_the_file_system_is_enospc_not_a_panic() {
     c.unlink("/big").unwrap();
     c.sync().unwrap();
     assert!(c.statfs().free_bytes > 40 << 20);
-    // Inodes run out too.
     c.inner().check().unwrap();
+}
+
+#[test]
+fn running_out_of_inodes_is_enospc() {
+    let s = settings(|s| {
+        s.journal_mib = 4;
+        s.group_mib = 4;
+        s.inode_ratio_kib = 1024;
+    });
+    let mut fs = Ext4::format(ssd(64, false), s).unwrap();
+    // 64 inodes by the ratio, rounded up to 16 per group (one inode-table block) × 16 groups.
+    assert_eq!(fs.layout().inodes(), 256);
+    let mut made = 0;
+    let err = loop {
+        match fs.create(&format!("/f{made}")) {
+            Ok(fd) => fs.close(fd).unwrap(),
+            Err(e) => break e,
+        }
+        made += 1;
+    };
+    assert_eq!((err.errno(), made), (Errno::ENOSPC, 256 - 11));
+    fs.check().unwrap();
+    fs.unlink("/f0").unwrap();
+    fs.create("/again").unwrap();
+    fs.check().unwrap();
 }
 
 #[test]
