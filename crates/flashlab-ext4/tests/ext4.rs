@@ -86,6 +86,7 @@ fn fsync_writes_data_then_descriptor_and_metadata_then_the_commit_block() {
     let fd = fs.create("/f").unwrap();
     fs.write(fd, 0, &[7u8; 8192]).unwrap();
     let t0 = fs.now_ns();
+    assert_eq!(t0, 0, "the data write was submitted without waiting");
     fs.fsync(fd).unwrap();
     assert!(fs.now_ns() > t0, "fsync waits for the device");
     // Data at the first free block of group 0 (after root and lost+found);
