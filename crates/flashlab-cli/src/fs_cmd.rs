@@ -9,21 +9,27 @@ use std::time::Instant;
 #[derive(Subcommand)]
 pub enum FsCmd {
     /// Run a power-cut campaign configured by the `[flashfs]` section.
-    Powercut(PowercutArgs),
+    Powercut(FsArgs),
+    /// Run a file workload (`[fs.workload]`) on a file system (`[fs] kind`).
+    Bench(FsArgs),
 }
 
 #[derive(Args)]
-pub struct PowercutArgs {
+pub struct FsArgs {
     #[command(flatten)]
     c: ConfigArgs,
 }
 
 pub fn fs(cmd: FsCmd) -> anyhow::Result<()> {
-    let FsCmd::Powercut(a) = cmd;
-    let (_, s) = load_config(&a.c.config, &a.c.sets)?;
+    let a = match cmd {
+        FsCmd::Powercut(a) => a,
+        FsCmd::Bench(a) => return crate::fs_bench::fs_bench(a.c),
+    };
+    let (raw, _) = load_config(&a.c.config, &a.c.sets)?;
+    let campaign = raw.resolve_flashfs()?;
     check_output(a.c.json.as_deref(), "--json")?;
     let start = Instant::now();
-    let report = flashlab_flashfs::powercut::run_campaign(&s.flashfs);
+    let report = flashlab_flashfs::powercut::run_campaign(&campaign);
     let wall = start.elapsed().as_secs_f64();
     if let Some(e) = &report.setup_error {
         anyhow::bail!("power-cut campaign could not run: {e}");

@@ -8,6 +8,7 @@
 pub mod api;
 pub mod bench;
 pub mod config_cmd;
+pub mod fs_bench;
 pub mod fs_cmd;
 pub mod hotness;
 pub mod observe;
@@ -15,6 +16,8 @@ pub mod observe;
 pub mod output;
 pub mod plot;
 pub mod report;
+pub mod repro_fsftl;
+pub mod repro_fsftl_report;
 pub mod repro_ubifs;
 pub mod repro_wpo;
 pub mod reproduce;

@@ -40,7 +40,7 @@ enum Cmd {
     Sweep(sweep_cmd::SweepArgs),
     /// Regenerate a seed paper's experiment.
     Reproduce {
-        /// The experiment: wpo-gc (seed 001) or ubifs-hotdata (seed 000). Traces are read
+        /// The experiment: wpo-gc (seed 001), ubifs-hotdata (seed 000) or f2fs-ext4-ftl (seed 004). Traces are read
         /// from $FLASHLAB_TRACES, else ../shared/traces.
         name: String,
         /// Output folder (default results/NAME/).

@@ -12,6 +12,10 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "ubifs-hotdata",
         "seed 000: UBIFS hot-data identification, multi-log journal, delayed hot commit, LPT validity bitmap",
     ),
+    (
+        "f2fs-ext4-ftl",
+        "seed 004: F2FS and ext4 over BAST, BAST-padding, page mapping and DFTL (IOZone, utilisation 20-95 %)",
+    ),
 ];
 
 /// An experiment's runner (output folder, quick) and the configurations it uses (quick).
@@ -23,6 +27,7 @@ pub fn reproduce(name: &str, out: Option<PathBuf>, quick: bool) -> anyhow::Resul
     let (run, configs): (Run, Configs) = match name {
         "wpo-gc" => (crate::repro_wpo::run, crate::repro_wpo::configs),
         "ubifs-hotdata" => (crate::repro_ubifs::run, crate::repro_ubifs::configs),
+        "f2fs-ext4-ftl" => (crate::repro_fsftl_report::run, crate::repro_fsftl_report::configs),
         other => {
             let names: Vec<&str> = EXPERIMENTS.iter().map(|e| e.0).collect();
             anyhow::bail!("reproduce: no experiment named {other:?}; available: {}", names.join(", "))

@@ -184,6 +184,7 @@ fn bench_quick_reports_rates() {
     assert!(out.contains("counting-wasim") && out.contains("requests/s"));
     // The descriptions state the reduced work.
     assert!(out.contains("1 plane x 1024 blocks") && out.contains("trace of 125000 4 KiB writes"), "{out}");
+    assert!(out.contains("fs-iozone-flashfs: fs bench: IOZone (4 KiB requests, 4 MiB file"), "{out}");
 }
 
 #[test]
@@ -392,3 +393,58 @@ fn sweep_errors_name_the_point_or_key() {
 
 mod hostile;
 mod new_user;
+
+#[test]
+fn fs_bench_runs_iozone_on_flashfs_and_jffs2_with_phases_and_causes() {
+    let cfg = "[flashfs.flash]\nblocks = 128\n[fs.workload]\nfile_kib = 256\nutilisation = 40.0\n";
+    let (_d, p) = tmp("fsb.toml", cfg);
+    let p = p.to_str().unwrap();
+    for kind in ["flashfs", "jffs2"] {
+        let set = format!("fs.kind=\"{kind}\"");
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(&["fs", "bench", p, "--set", &set, "--json", "-"])).unwrap();
+        assert_eq!((v["fs_kind"].as_str(), v["workload"].as_str()), (Some(kind), Some("iozone")));
+        let phases: Vec<&str> = v["phases"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+        assert_eq!(phases, ["fill", "create", "update", "seq-read", "random-read", "random-write", "seq-write"]);
+        // 64 records written by create, random-write and seq-write, 16 by the update.
+        assert_eq!(v["app_bytes_written"].as_u64(), Some((3 * 64 + 16) * 4096), "{kind}");
+        assert_eq!(v["app_bytes_read"].as_u64(), Some(2 * 64 * 4096), "{kind}");
+        let w = &v["fs_writes"];
+        let sum: u64 =
+            ["data", "metadata", "journal", "checkpoint", "cleaning"].iter().map(|c| w[c].as_u64().unwrap()).sum();
+        assert_eq!(v["fs_write_bytes"].as_u64(), Some(sum));
+        assert!(v["fs_waf"].as_f64().unwrap() > 0.5 && v["device"]["nand"]["pages_programmed"].is_object(), "{kind}");
+        assert!(v["phases"][1]["throughput_mib_s"].as_f64().unwrap() > 0.0);
+        assert_eq!(v["enospc"], false);
+    }
+}
+
+#[test]
+fn fs_bench_bad_input_is_one_line_naming_the_key() {
+    let (_d, p) = tmp("fsb.toml", "[flashfs.flash]\nblocks = 64\n");
+    let p = p.to_str().unwrap();
+    let e = fails(&["fs", "bench", p, "--set", "fs.kind=\"xfs\""]);
+    assert!(e.contains("fs.kind") && e.contains("flashfs, jffs2"), "{e}");
+    let e = fails(&["fs", "bench", p, "--set", "fs.workload.kind=\"tpcc\""]);
+    assert!(e.contains("fs.workload.kind") && e.contains("iozone, fileserver, varmail, dd, untar"), "{e}");
+    for u in ["0.0", "100.0", "-5.0"] {
+        let e = fails(&["fs", "bench", p, "--set", &format!("fs.workload.utilisation={u}")]);
+        assert!(e.contains("fs.workload.utilisation") && e.contains("(0, 100)"), "{e}");
+    }
+    let e = fails(&["fs", "bench", p, "--set", "fs.workload.file_kib=65536"]);
+    assert!(e.contains("fs.workload.file_kib = 65536") && e.contains("fit"), "{e}");
+    // Filling the device is a result, not a failure.
+    let v: serde_json::Value = serde_json::from_str(&ok(&[
+        "fs",
+        "bench",
+        p,
+        "--set",
+        "fs.workload.kind=\"dd\"",
+        "--set",
+        "fs.workload.write_target_mib=64",
+        "--json",
+        "-",
+    ]))
+    .unwrap();
+    assert_eq!((v["enospc"].as_bool(), v["enospc_phase"].as_str()), (Some(true), Some("run")));
+}

@@ -13,12 +13,14 @@ pub mod keys;
 pub mod overrides;
 pub mod presets;
 
+mod fs;
 mod mapping;
 mod raw;
 mod resolve;
 mod settings;
 
 pub use error::ConfigError;
+pub use fs::{RawFs, RawFsWorkload};
 pub use raw::*;
 pub use settings::*;
 

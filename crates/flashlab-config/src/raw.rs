@@ -18,6 +18,8 @@ pub struct RawConfig {
     pub hotness: RawHotness,
     /// `flashlab fs powercut`: the raw-flash device, UBI, flashfs and the campaign.
     pub flashfs: flashlab_flashfs::powercut::CampaignSettings,
+    /// `flashlab fs bench`: the file system and its workload.
+    pub fs: crate::fs::RawFs,
     pub sim: RawSim,
 }
 

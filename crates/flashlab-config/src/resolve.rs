@@ -45,16 +45,23 @@ impl RawConfig {
         }
         let mut ftl = self.resolve_ftl(logical_pages)?;
         ftl.mapping = mapping;
+        // Checked in the order of the sections (the first bad key is reported).
+        let timing = self.timing.resolve()?;
+        let gc_mode = self.gc_mode()?;
+        let buffer_pages = self.buffer_pages(geometry.page_bytes as u64, logical_pages)?;
+        let hotness = self.hotness.resolve()?;
+        // Validated with every run so a bad [flashfs] section fails early; the campaign
+        // settings themselves belong to flashfs (see `resolve_flashfs`).
+        self.resolve_flashfs()?;
+        self.resolve_fs_bench()?;
         Ok(Settings {
             geometry,
             spare_factor: spare,
-            timing: self.timing.resolve()?,
+            timing,
             ftl,
-            gc_mode: self.gc_mode()?,
-            buffer_pages: self.buffer_pages(geometry.page_bytes as u64, logical_pages)?,
-            hotness: self.hotness.resolve()?,
-            flashfs: self.resolve_flashfs()?,
-
+            gc_mode,
+            buffer_pages,
+            hotness,
             workload: self.workload.resolve(geometry.page_bytes as u64, logical_pages)?,
         })
     }
@@ -186,6 +193,7 @@ impl RawConfig {
             logical_pages,
             free_blocks_min: self.gc.free_blocks_min,
             victim: self.victim()?,
+            external_victim: None,
             gc_streams: self.ftl.gc_streams,
             trigger: self.trigger()?,
             background_max_valid: fraction("gc.background_max_valid", self.gc.background_max_valid)?,
@@ -418,7 +426,8 @@ impl RawHotness {
 }
 
 impl RawConfig {
-    fn resolve_flashfs(&self) -> Result<flashlab_flashfs::powercut::CampaignSettings, ConfigError> {
+    /// The `[flashfs]` section: the power-cut campaign of `flashlab fs powercut`, validated.
+    pub fn resolve_flashfs(&self) -> Result<flashlab_flashfs::powercut::CampaignSettings, ConfigError> {
         let f = &self.flashfs;
         let key = |section: &str, field: &str, message: String| ConfigError::Setting {
             key: format!("{section}{field}"),

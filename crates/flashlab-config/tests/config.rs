@@ -168,7 +168,8 @@ fn gc_presets_fill_unset_keys() {
 fn flashfs_campaign_section() {
     let (raw, s) = load("[flashfs]\nevery_k_ops = 7\n", "x", &[]).unwrap();
     assert_eq!(raw.flashfs.every_k_ops, 7);
-    assert_eq!(s.flashfs.every_k_ops, 7);
+    assert_eq!(raw.resolve_flashfs().unwrap().every_k_ops, 7);
+    assert_eq!(s, raw.resolve().unwrap());
     let e = err("[flashfs]\nevery_k_op = 7\n", &[]);
     assert!(e.contains("my.toml:2: unknown key `flashfs.every_k_op`; nearest valid: flashfs.every_k_ops"), "{e}");
 }

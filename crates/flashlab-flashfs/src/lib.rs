@@ -30,6 +30,7 @@ mod journal;
 mod key;
 mod layout;
 mod lprops;
+mod measured;
 
 pub mod model;
 mod mount;

@@ -179,14 +179,21 @@ pub const PATHS: [&str; 10] = ["/a", "/b", "/c", "/d", "/d/a", "/d/b", "/e", "/e
 /// Result of an operation, comparable across implementations.
 pub type Outcome = Result<Option<Vec<u8>>, Errno>;
 
-fn errno<T>(r: Result<T, FsError>) -> Result<T, Errno> {
-    r.map_err(|e| e.errno())
-}
-
 /// Applies `op` to the real file system.
 pub fn apply_fs<F: FileSystem<Error = FsError>>(fs: &mut F, held: &mut Vec<Fd>, op: &Op) -> Result<Outcome, FsError> {
+    apply_with(fs, held, op, |e| matches!(e, FsError::Io(_) | FsError::Corrupt(_) | FsError::Invariant(_)))
+}
+
+/// Applies `op` to any file system; the errors `hard` picks are returned as
+/// errors, the others as the errno a POSIX caller sees.
+pub fn apply_with<F: FileSystem>(
+    fs: &mut F,
+    held: &mut Vec<Fd>,
+    op: &Op,
+    hard: impl Fn(&F::Error) -> bool,
+) -> Result<Outcome, F::Error> {
     let p = |i: &usize| PATHS[*i % PATHS.len()];
-    let r: Result<Option<Vec<u8>>, FsError> = match op {
+    let r: Result<Option<Vec<u8>>, F::Error> = match op {
         Op::Create(i) => fs.create(p(i)).and_then(|fd| fs.close(fd)).map(|_| None),
         Op::Mkdir(i) => fs.mkdir(p(i)).map(|_| None),
         Op::Write { path, off, len, byte } => fs.open(p(path)).and_then(|fd| {
@@ -214,13 +221,13 @@ pub fn apply_fs<F: FileSystem<Error = FsError>>(fs: &mut F, held: &mut Vec<Fd>, 
         Op::Check(i) => read_path(fs, p(i)).map(Some),
     };
     match r {
-        Err(e @ FsError::Io(_)) | Err(e @ FsError::Corrupt(_)) | Err(e @ FsError::Invariant(_)) => Err(e),
-        r => Ok(errno(r)),
+        Err(e) if hard(&e) => Err(e),
+        r => Ok(r.map_err(|e| F::errno(&e))),
     }
 }
 
 /// Reads a whole file, or lists a directory (names joined by '\n').
-pub fn read_path<F: FileSystem<Error = FsError>>(fs: &mut F, path: &str) -> Result<Vec<u8>, FsError> {
+pub fn read_path<F: FileSystem>(fs: &mut F, path: &str) -> Result<Vec<u8>, F::Error> {
     let st = fs.stat(path)?;
     if st.is_dir {
         let mut names: Vec<String> = fs.readdir(path)?.into_iter().map(|e| e.name).collect();

@@ -17,6 +17,11 @@ const READ_NS: u64 = 25_000;
 const PROGRAM_NS: u64 = 200_000;
 const ERASE_NS: u64 = 2_000_000;
 
+/// The device time of the operations counted in `s` at nandsim's delays.
+pub(crate) fn nandsim_busy_ns(s: &flashlab_mtd::MtdStats) -> u64 {
+    s.pages_read.total() * READ_NS + s.pages_programmed.total() * PROGRAM_NS + s.erases.total() * ERASE_NS
+}
+
 impl Fs {
     /// Bytes budgeted per dirty page: the largest data node.
     fn page_budget_bytes(&self) -> u64 {
@@ -163,8 +168,7 @@ impl FileSystem for Fs {
     }
 
     fn device_busy_ns(&self) -> u64 {
-        let s = self.ubi.nand().stats();
-        s.pages_read.total() * READ_NS + s.pages_programmed.total() * PROGRAM_NS + s.erases.total() * ERASE_NS
+        nandsim_busy_ns(self.ubi.nand().stats())
     }
 
     fn advance_to(&mut self, now_ns: u64) -> FsResult<()> {

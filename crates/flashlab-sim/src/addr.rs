@@ -1,7 +1,7 @@
 //! Host request → logical pages: sector/byte addresses to page numbers, folding of
 //! addresses beyond the logical capacity, and per-device ranges.
 
-use flashlab_config::{DeviceMode, Overflow};
+use crate::settings::{DeviceMode, Overflow};
 use flashlab_trace::Request;
 
 /// The logical pages a request touches: `first .. first + count`, each folded.

@@ -12,8 +12,8 @@
 //! order they become ready; the remaining disorder is within one inter-arrival gap
 //! between dies, and costs a transfer at most the transfers it overlaps.
 
+use crate::settings::BusArbitration;
 use crate::timing::Timeline;
-use flashlab_config::BusArbitration;
 use flashlab_ftl::FlashOp;
 
 /// A queued GC operation: a single operation, or a migration (`program` set) that

@@ -3,8 +3,8 @@
 use crate::addr::AddrMap;
 use crate::observe::{Observer, Progress};
 use crate::result::{Latency, RunResult};
+use crate::settings::{Settings, Source};
 use crate::timing::Timeline;
-use flashlab_config::{Settings, Source};
 use flashlab_ftl::{Ftl, FtlError, Mapping};
 use flashlab_trace::Request;
 use std::borrow::Cow;
@@ -200,7 +200,7 @@ impl<'a> Engine<'a> {
     fn new(s: Cow<'a, Settings>) -> Result<Self, SimError> {
         let (devices, device_count) = match &s.workload.source {
             Source::Trace(t) => (t.devices, t.device_count.max(1) as u64),
-            Source::Synthetic(_) => (flashlab_config::DeviceMode::Fold, 1),
+            Source::Synthetic(_) => (crate::settings::DeviceMode::Fold, 1),
         };
         let track = s.ftl.track_content;
         Ok(Engine {
@@ -253,7 +253,7 @@ impl<'a> Engine<'a> {
     /// After aging the device is idle: preemptible GC gets to finish what it wants
     /// (untimed), so the measurement starts from the scheme's own steady state.
     fn settle_background_gc(&mut self) -> Result<(), SimError> {
-        let flashlab_config::GcMode::Preemptible { background_free_blocks } = self.s.gc_mode else { return Ok(()) };
+        let crate::settings::GcMode::Preemptible { background_free_blocks } = self.s.gc_mode else { return Ok(()) };
         if self.s.workload.aging_writes == 0 {
             return Ok(());
         }

@@ -3,7 +3,7 @@
 use crate::buffer::Buffered;
 use crate::engine::{Engine, SimError};
 use crate::observe::RequestRecord;
-use flashlab_config::Arrival;
+use crate::settings::Arrival;
 use flashlab_ftl::Mapping;
 use flashlab_ftl::ReadOutcome;
 use flashlab_trace::{Op, Request};

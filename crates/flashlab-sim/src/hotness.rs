@@ -3,8 +3,8 @@
 //! page FTL when each identifier splits host writes into a hot and a cold stream.
 
 use crate::addr::AddrMap;
+use crate::settings::{DeviceMode, Settings, Source};
 use crate::SimError;
-use flashlab_config::{DeviceMode, Settings, Source};
 use flashlab_ftl::PageFtl;
 use flashlab_hotdata::{evaluate_with_warmup, HotDataIdentifier, Identifier, IdentifierSpec, WindowOracle};
 use flashlab_nand::OpKind;

@@ -20,6 +20,7 @@ mod observe;
 mod prewrite;
 mod report;
 mod sched;
+pub mod settings;
 mod ssd;
 
 mod result;
@@ -32,5 +33,5 @@ pub use ssd::{Completion, Ssd};
 
 pub use flashlab_trace::Op;
 
-pub use flashlab_config::Settings;
 pub use result::RunResult;
+pub use settings::Settings;

@@ -2,7 +2,7 @@
 
 use crate::engine::Engine;
 use crate::result::{erase_stats, RunResult};
-use flashlab_config::{Pattern, Source};
+use crate::settings::{Pattern, Source};
 use flashlab_ftl::Mapping;
 use flashlab_ftl::{analytic, Scheme, VictimPolicy};
 use flashlab_nand::{Cause, OpKind};

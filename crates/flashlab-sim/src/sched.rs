@@ -4,7 +4,7 @@
 //! background GC).
 
 use crate::engine::{Engine, SimError};
-use flashlab_config::GcMode;
+use crate::settings::GcMode;
 use flashlab_ftl::GcStep;
 use flashlab_ftl::Mapping;
 use flashlab_nand::{Cause, OpKind};

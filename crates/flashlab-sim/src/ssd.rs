@@ -12,7 +12,7 @@
 
 use crate::engine::{Engine, SimError};
 use crate::result::RunResult;
-use flashlab_config::{Arrival, Settings};
+use crate::settings::{Arrival, Settings};
 use flashlab_trace::{Op, Request};
 use std::borrow::Cow;
 

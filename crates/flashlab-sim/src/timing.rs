@@ -38,7 +38,7 @@
 
 use crate::calendar::{Calendar, Slot};
 use crate::deferred::Deferred;
-use flashlab_config::{BusArbitration, TimingSettings};
+use crate::settings::{BusArbitration, TimingSettings};
 use flashlab_ftl::FlashOp;
 use flashlab_nand::{Cause, Geometry, OpKind};
 use std::collections::VecDeque;

@@ -616,6 +616,22 @@ impl<F: FileSystem> FileSystem for PageCache<F> {
     fn advance_to(&mut self, now_ns: u64) -> Result<(), F::Error> {
         self.idle_until(now_ns)
     }
+
+    fn clock_ns(&self) -> u64 {
+        self.now_ns
+    }
+
+    /// `drop_caches`: every clean page leaves the cache (dirty ones stay).
+    fn drop_caches(&mut self) -> Result<(), F::Error> {
+        let clean: Vec<(u32, u64)> = self.lru.values().copied().collect();
+        for key in clean {
+            if let Some(ino) = self.inodes.get_mut(&key.0) {
+                ino.cached.remove(&key.1);
+            }
+            self.drop_page(key);
+        }
+        self.fs.drop_caches()
+    }
 }
 
 impl<F: FileSystem> PageCache<F> {

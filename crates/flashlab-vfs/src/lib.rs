@@ -8,11 +8,16 @@
 //! - [`PageCache`]: Linux's page cache and writeback rules over any
 //!   [`FileSystem`], driven by simulated time (see `docs/flashfs.md`).
 //!
+//! - [`workload`]: the file workloads (fileserver, varmail, dd, untar,
+//!   IOZone) and [`workload::run_workload`], the generic runner of
+//!   `flashlab fs bench`.
+//!
 //! No file I/O, no wall clock.
 
 mod cache;
 mod settings;
 mod types;
+pub mod workload;
 mod writeback;
 
 pub use cache::{CacheStats, PageCache};

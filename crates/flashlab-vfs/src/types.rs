@@ -106,4 +106,15 @@ pub trait FileSystem {
     fn device_busy_ns(&self) -> u64;
     /// Moves the file system's own clock to `now_ns` (its timers run).
     fn advance_to(&mut self, now_ns: u64) -> Result<(), Self::Error>;
+    /// The caller's simulated time (ns): the page cache's clock (CPU time
+    /// per call plus the device time waited for); without a cache, the
+    /// device time consumed so far. Workloads time their requests with it.
+    fn clock_ns(&self) -> u64 {
+        self.device_busy_ns()
+    }
+    /// Drops every clean cached page (`echo 3 > /proc/sys/vm/drop_caches`),
+    /// so later reads reach the device; writes nothing. Default: no cache.
+    fn drop_caches(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
 }

@@ -26,6 +26,12 @@ struct Mem {
     inode_writes: Vec<(u32, u64)>,
     reserved: u64,
     busy_ns: u64,
+    /// Calls of `read` (the device's page reads for `Measured`).
+    reads: u64,
+    /// `statfs`'s available bytes on the empty file system.
+    cap: u64,
+    /// Bytes of file data beyond which writes fail with ENOSPC.
+    limit: Option<u64>,
 }
 
 impl Mem {
@@ -40,6 +46,9 @@ impl Mem {
     fn file(&mut self, fd: Fd) -> Result<&mut (Vec<u8>, u64), E> {
         let i = *self.fds.get(&fd).ok_or(E(Errno::EBADF))?;
         self.files.get_mut(&i).ok_or(E(Errno::ENOENT))
+    }
+    fn used(&self) -> u64 {
+        self.files.values().map(|f| f.1).sum()
     }
     fn stat_of(&self, inum: u32) -> Stat {
         Stat { inum, size: self.files[&inum].1, is_dir: false, nlink: 1 }
@@ -76,6 +85,7 @@ impl FileSystem for Mem {
         self.fds.remove(&fd).map(|_| ()).ok_or(E(Errno::EBADF))
     }
     fn read(&mut self, fd: Fd, offset: u64, len: usize) -> Result<Vec<u8>, E> {
+        self.reads += 1;
         let (b, size) = self.file(fd)?.clone();
         let end = (offset + len as u64).min(size);
         let mut out = vec![0u8; end.saturating_sub(offset) as usize];
@@ -85,6 +95,10 @@ impl FileSystem for Mem {
         Ok(out)
     }
     fn write(&mut self, fd: Fd, offset: u64, data: &[u8]) -> Result<usize, E> {
+        let grow = (offset + data.len() as u64).saturating_sub(self.fstat(fd)?.size);
+        if self.limit.is_some_and(|l| self.used() + grow > l) {
+            return Err(E(Errno::ENOSPC));
+        }
         let f = self.file(fd)?;
         put(&mut f.0, offset, data);
         f.1 = f.1.max(offset + data.len() as u64);
@@ -141,9 +155,9 @@ impl FileSystem for Mem {
     fn statfs(&self) -> StatFs {
         StatFs {
             block_bytes: 4096,
-            total_bytes: 0,
-            available_bytes: 0,
-            free_bytes: 0,
+            total_bytes: self.cap,
+            available_bytes: self.cap.saturating_sub(self.used()),
+            free_bytes: self.cap.saturating_sub(self.used()),
             leb_bytes: 0,
             main_lebs: 0,
             empty_lebs: 0,
@@ -365,4 +379,111 @@ proptest! {
             prop_assert_eq!(&got, want);
         }
     }
+}
+
+// ---- the file workloads and `run_workload` ----
+
+use flashlab_vfs::workload::{
+    run_workload, BenchError, BenchSpec, DeviceCounters, FsWrites, IozoneSpec, Measured, Workload, WorkloadKind,
+    WorkloadSpec, IOZONE_PHASES,
+};
+
+/// Mem's "device": every page written back is a program, every read a page read.
+impl Measured for Mem {
+    fn fs_writes(&self) -> FsWrites {
+        FsWrites { data: self.pages_written.len() as u64 * 4096, ..FsWrites::default() }
+    }
+    fn device_counters(&self) -> DeviceCounters {
+        DeviceCounters {
+            nand_read_pages: self.reads,
+            nand_program_pages: self.pages_written.len() as u64,
+            nand_erases: 0,
+        }
+    }
+    fn device_result(&self) -> serde_json::Value {
+        serde_json::json!({ "pages_written": self.pages_written.len() })
+    }
+}
+
+fn iozone(file_kib: u64, utilisation_pct: f64) -> BenchSpec {
+    BenchSpec {
+        workload: Workload::Iozone(IozoneSpec {
+            file_bytes: file_kib * 1024,
+            request_bytes: 4096,
+            update_fraction: 0.25,
+            seed: 7,
+        }),
+        utilisation_pct,
+    }
+}
+
+fn mem(cap: u64) -> Mem {
+    Mem { cap, ..Mem::default() }
+}
+
+#[test]
+fn iozone_times_each_phase_and_fills_to_the_utilisation() {
+    let mut c = PageCache::new(mem(1 << 20), CacheSettings::default(), 0);
+    let r = run_workload(&mut c, &iozone(64, 50.0)).unwrap();
+    let names: Vec<&str> = r.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names[0], "fill");
+    assert_eq!(&names[1..], &IOZONE_PHASES);
+    // 50 % of 1 MiB less the 64 KiB file.
+    assert_eq!((r.capacity_bytes, r.filler_bytes, r.phases[0].app_bytes_written), (1 << 20, 458_752, 458_752));
+    let requests: Vec<u64> = r.phases[1..].iter().map(|p| p.requests).collect();
+    assert_eq!(requests, vec![16, 4, 16, 16, 16, 16], "16 records; 25 % updated");
+    assert_eq!((r.app_bytes_written, r.app_bytes_read), ((16 + 4 + 16 + 16) * 4096, 32 * 4096));
+    let p = |n: &str| r.phases.iter().find(|p| p.name == n).unwrap();
+    // Sequential phases reach the device page by page: every record written back
+    // by the closing fsync, every record read after the caches were dropped.
+    assert_eq!(p("create").device.nand_program_pages, 16);
+    assert_eq!(p("seq-write").device.nand_program_pages, 16);
+    assert_eq!(p("seq-read").device.nand_read_pages, 16);
+    assert!((1..=4).contains(&p("update").device.nand_program_pages));
+    assert!(r.phases[1..].iter().all(|p| p.seconds > 0.0 && p.latency_us_mean.is_some()));
+    assert!(r.phases[1..]
+        .iter()
+        .all(|p| p.latency_us_max >= p.latency_us_p99 && p.latency_us_max >= p.latency_us_mean));
+    let sum: u64 = r.phases[1..].iter().map(|p| p.fs_writes.data).sum();
+    assert_eq!(r.fs_write_bytes, sum);
+    assert_eq!(r.fs_waf, Some(sum as f64 / r.app_bytes_written as f64));
+    assert!(!r.enospc);
+    let again = run_workload(&mut PageCache::new(mem(1 << 20), CacheSettings::default(), 0), &iozone(64, 50.0));
+    assert_eq!(again.unwrap(), r, "same spec, same report");
+}
+
+#[test]
+fn enospc_is_a_result_and_bad_input_names_the_key() {
+    // statfs claims 1 MiB but only 400 KiB can be written (256 KiB of filler): the create phase runs out.
+    let mut m = Mem { limit: Some(400 << 10), ..mem(1 << 20) };
+    let r = run_workload(&mut m, &iozone(256, 50.0)).unwrap();
+    assert_eq!((r.enospc, r.enospc_phase.as_deref()), (true, Some("create")));
+    assert_eq!(r.phases.last().unwrap().name, "create");
+    assert_eq!(r.phases.last().unwrap().requests, 36, "144 KiB of the file fit");
+    for u in [0.0, 100.0, -3.0, f64::NAN] {
+        let e = run_workload(&mut mem(1 << 20), &iozone(64, u)).unwrap_err();
+        assert!(matches!(e, BenchError::Invalid { key: "fs.workload.utilisation", .. }), "{e}");
+    }
+    let e = run_workload(&mut mem(1 << 20), &iozone(2048, 50.0)).unwrap_err().to_string();
+    assert!(e.starts_with("fs.workload.file_kib = 2048:") && e.contains("1 MiB"), "{e}");
+}
+
+#[test]
+fn dd_runs_generically_and_reports_its_counters() {
+    let w = WorkloadSpec {
+        kind: WorkloadKind::Dd,
+        files: 1,
+        file_bytes: 0,
+        append_bytes: 16 << 10,
+        threads: 1,
+        write_target_bytes: 1 << 20,
+        seed: 3,
+    };
+    let spec = BenchSpec { workload: Workload::Files(w), utilisation_pct: 10.0 };
+    let r = run_workload(&mut mem(8 << 20), &spec).unwrap();
+    let run = r.phases.iter().find(|p| p.name == "run").unwrap();
+    assert_eq!((run.requests, run.app_bytes_written), (8, 1 << 20), "eight 128 KiB writes");
+    assert_eq!(r.ops.as_ref().map(|o| o.bytes_written), Some(1 << 20));
+    assert_eq!(r.filler_bytes, (8 << 20) / 10);
+    assert_eq!(r.workload, "dd");
 }

@@ -1,7 +1,7 @@
 //! Arrival times of synthetic requests (open loop). Closed-loop arrivals are decided
 //! by the simulation driver from completions, so they get time 0 here.
 
-use flashlab_config::Arrival;
+use crate::settings::Arrival;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp1};
 use rand_xoshiro::Xoshiro256PlusPlus;

@@ -6,9 +6,11 @@
 //! streams for each component from it.
 
 mod arrival;
+pub mod settings;
 mod synthetic;
 
 pub use arrival::ArrivalGen;
+pub use settings::{Arrival, Pattern, SyntheticSettings};
 pub use synthetic::Synthetic;
 
 /// SplitMix64 finaliser: a well-mixed 64-bit permutation.

@@ -1,7 +1,7 @@
 //! The synthetic request generator.
 
+use crate::settings::{Arrival, Pattern, SyntheticSettings};
 use crate::ArrivalGen;
-use flashlab_config::{Arrival, Pattern, SyntheticSettings};
 use flashlab_trace::{Op, Request};
 use rand::{RngCore, SeedableRng};
 use rand_distr::{Distribution, Zipf};

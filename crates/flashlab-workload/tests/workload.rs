@@ -1,6 +1,6 @@
-use flashlab_config::{Arrival, Pattern, SyntheticSettings};
 use flashlab_trace::Op;
 use flashlab_workload::*;
+use flashlab_workload::{Arrival, Pattern, SyntheticSettings};
 
 fn settings(pattern: Pattern, requests: u64) -> SyntheticSettings {
     SyntheticSettings { pattern, requests, read_fraction: 0.0, trim_fraction: 0.0, pages_min: 1, pages_max: 1 }

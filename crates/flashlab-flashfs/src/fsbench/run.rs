@@ -2,9 +2,9 @@
 //! utilisation, set up the fileset, commit everything, run the workload,
 //! and report the counters of the measured phase.
 
-use super::workload::{Engine, WorkloadCounters, WorkloadKind, WorkloadSpec};
 use super::{BenchError, DeviceSpec, TimingPreset};
-use crate::{Errno, Fs, FsError, FsSettings, OnFlash, PageCache, Stats};
+use crate::{Fs, FsError, FsSettings, OnFlash, PageCache, Stats};
+use flashlab_vfs::workload::{fileset_bytes, prefill, Engine, WorkloadCounters, WorkloadKind, WorkloadSpec};
 use serde::Serialize;
 
 /// What to run.
@@ -67,44 +67,6 @@ pub struct RunResult {
 
 fn fs_err(phase: &'static str) -> impl Fn(FsError) -> BenchError {
     move |error| BenchError::Fs { phase, error }
-}
-
-/// Fills 1 MiB cold files until `bytes` are written (or space runs out).
-fn prefill<F: OnFlash>(fs: &mut F, bytes: u64) -> Result<u64, FsError> {
-    fs.mkdir("/cold")?;
-    let mut done = 0u64;
-    // Incompressible content, so the space it takes is its size.
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let chunk: Vec<u8> = (0..1u32 << 20)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect();
-    let mut i = 0;
-    while done < bytes {
-        let n = (bytes - done).min(chunk.len() as u64) as usize;
-        let r = fs.create(&format!("/cold/c{i}")).and_then(|fd| {
-            fs.write(fd, 0, &chunk[..n])?;
-            fs.close(fd)
-        });
-        match r {
-            Err(e) if e.errno() == Errno::ENOSPC => break,
-            r => r?,
-        }
-        done += n as u64;
-        i += 1;
-    }
-    Ok(done)
-}
-
-fn fileset_bytes(w: &WorkloadSpec) -> u64 {
-    match w.kind {
-        WorkloadKind::Fileserver | WorkloadKind::Varmail => (w.files as f64 * 0.8) as u64 * w.file_bytes as u64,
-        WorkloadKind::Dd | WorkloadKind::Untar => 0,
-    }
 }
 
 /// Runs one point (under the page cache when `fs.page_cache` is on).

@@ -1,5 +1,6 @@
 mod fsbench;
 mod hotcold;
+mod jffs2_vfs;
 mod ubifs;
 
 use flashlab_flashfs::*;

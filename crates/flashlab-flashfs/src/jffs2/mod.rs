@@ -9,17 +9,27 @@
 //! Node: `0 magic u16 0x1985 | 2 type u16 | 4 totlen u32 | 8 ino u32 |
 //! 12 version u32 | 16 offset u32 (data) or 0 | 20 len u32 | 24 crc u32`
 //! then payload (data bytes, or `target ino u32 + name`), 4-byte aligned.
+//! A directory entry's `offset` field holds its type (JFFS2's `d_type`:
+//! `DT_REG` or `DT_DIR`). [`vfs`] puts the baseline behind the shared file API.
+
+mod vfs;
+
+pub use vfs::Jffs2Error;
 
 use crate::compress::{compress, decompress, Compression};
 use flashlab_mtd::{Cause, MtdError, Nand};
+use flashlab_vfs::Fd;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 const MAGIC: u16 = 0x1985;
 const T_DATA: u16 = 1;
 const T_DIRENT: u16 = 2;
 const HDR: usize = 28;
+/// Directory-entry types (`d_type`), kept in the entry node's offset field.
+pub(crate) const DT_REG: u32 = 8;
+pub(crate) const DT_DIR: u32 = 4;
 /// Bytes Linux JFFS2 keeps per node (`struct jffs2_raw_node_ref`).
 pub const REF_BYTES: usize = 16;
 /// Bytes per inode cache entry and per directory entry (plus the name).
@@ -50,6 +60,16 @@ pub struct Jffs2Stats {
     pub wear_level_picks: u64,
 }
 
+/// Bytes of nodes appended, by kind (the page padding of buffer flushes
+/// left out): what `fs bench` reports as the file system's writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Jffs2Writes {
+    pub data_bytes: u64,
+    pub dirent_bytes: u64,
+    /// Nodes moved by GC.
+    pub gc_bytes: u64,
+}
+
 /// The mounted baseline file system.
 pub struct Jffs2 {
     nand: Nand,
@@ -64,6 +84,13 @@ pub struct Jffs2 {
     compression: Compression,
     in_gc: bool,
     pub stats: Jffs2Stats,
+    pub writes: Jffs2Writes,
+    /// Directory inodes (from `DT_DIR` entries).
+    dirs: HashSet<u32>,
+    /// File sizes (in memory only; see [`vfs`]).
+    sizes: HashMap<u32, u64>,
+    fds: HashMap<Fd, u32>,
+    next_fd: u64,
 }
 
 fn crc(b: &[u8]) -> u32 {
@@ -139,6 +166,11 @@ impl Jffs2 {
             compression,
             in_gc: false,
             stats: Jffs2Stats::default(),
+            writes: Jffs2Writes::default(),
+            dirs: HashSet::new(),
+            sizes: HashMap::new(),
+            fds: HashMap::new(),
+            next_fd: 0,
         }
     }
 
@@ -216,7 +248,7 @@ impl Jffs2 {
         } else if p.ntype == T_DIRENT && p.payload.len() >= 4 {
             let target = u32::from_le_bytes([p.payload[0], p.payload[1], p.payload[2], p.payload[3]]);
             let name = String::from_utf8_lossy(&p.payload[4..]).into_owned();
-            let newer = self.dirents.get(&name).map_or(true, |(_, v, _)| p.version > *v);
+            let newer = self.dirents.get(&name).is_none_or(|(_, v, _)| p.version > *v);
             if newer {
                 self.dirents.insert(name, (target, p.version, r));
             }
@@ -229,7 +261,8 @@ impl Jffs2 {
         for k in dead {
             self.dirents.remove(&k);
         }
-        let live: std::collections::HashSet<u32> = self.dirents.values().map(|(t, _, _)| *t).collect();
+        self.dirs = self.dirents.values().filter(|(_, _, r)| r.file_offs == DT_DIR).map(|(t, _, _)| *t).collect();
+        let live: HashSet<u32> = self.dirents.values().map(|(t, _, _)| *t).collect();
         self.data.retain(|ino, _| live.contains(ino));
         for refs in self.data.values_mut() {
             refs.sort_by_key(|r| (r.file_offs, std::cmp::Reverse(r.version)));
@@ -267,7 +300,7 @@ impl Jffs2 {
     /// Appends a node; returns its reference.
     fn append(&mut self, node: Vec<u8>, version: u32, file_offs: u32) -> Result<NodeRef, MtdError> {
         let room = |s: &Self, b: u32| s.block_bytes() - s.blocks[b as usize].written - s.wbuf.len() as u32;
-        if self.cur.map_or(true, |b| room(self, b) < node.len() as u32) {
+        if self.cur.is_none_or(|b| room(self, b) < node.len() as u32) {
             self.flush()?;
             self.cur = None;
             if self.free_blocks().len() < 3 && !self.in_gc {
@@ -283,6 +316,12 @@ impl Jffs2 {
         let b = self.cur.unwrap_or(0);
         let offs = self.blocks[b as usize].written + self.wbuf.len() as u32;
         let r = NodeRef { block: b, offs, len: node.len() as u32, version, file_offs };
+        let n = node.len() as u64;
+        match u16::from_le_bytes([node[2], node[3]]) {
+            _ if self.in_gc => self.writes.gc_bytes += n,
+            T_DATA => self.writes.data_bytes += n,
+            _ => self.writes.dirent_bytes += n,
+        }
         self.wbuf.extend_from_slice(&node);
         let page = self.page() as usize;
         if self.wbuf.len() >= page {
@@ -306,7 +345,7 @@ impl Jffs2 {
             None => {
                 let ino = self.next_ino;
                 self.next_ino += 1;
-                self.write_dirent(name, ino)?;
+                self.write_dirent(name, ino, DT_REG)?;
                 ino
             }
         };
@@ -315,16 +354,21 @@ impl Jffs2 {
         }
         let mut refs = Vec::new();
         for (i, chunk) in content.chunks(4096).enumerate() {
-            let (c, payload) = compress(self.compression, chunk);
-            let mut p = vec![c.code()];
-            p.extend_from_slice(&(chunk.len() as u32).to_le_bytes());
-            p.extend_from_slice(&payload);
-            let v = self.next_version();
-            let off = (i * 4096) as u32;
-            refs.push(self.append(encode(T_DATA, ino, v, off, &p), v, off)?);
+            refs.push(self.append_data(ino, (i * 4096) as u32, chunk)?);
         }
         self.data.insert(ino, refs);
+        self.sizes.insert(ino, content.len() as u64);
         Ok(())
+    }
+
+    /// Appends one data node holding `chunk` (at most a page) at file offset `off`.
+    fn append_data(&mut self, ino: u32, off: u32, chunk: &[u8]) -> Result<NodeRef, MtdError> {
+        let (c, payload) = compress(self.compression, chunk);
+        let mut p = vec![c.code()];
+        p.extend_from_slice(&(chunk.len() as u32).to_le_bytes());
+        p.extend_from_slice(&payload);
+        let v = self.next_version();
+        self.append(encode(T_DATA, ino, v, off, &p), v, off)
     }
 
     fn next_version(&mut self) -> u32 {
@@ -332,11 +376,12 @@ impl Jffs2 {
         self.version
     }
 
-    fn write_dirent(&mut self, name: &str, target: u32) -> Result<(), MtdError> {
+    /// Writes the entry `name` → `target` of type `dt` (`target` 0 deletes it).
+    fn write_dirent(&mut self, name: &str, target: u32, dt: u32) -> Result<(), MtdError> {
         let mut p = target.to_le_bytes().to_vec();
         p.extend_from_slice(name.as_bytes());
         let v = self.next_version();
-        let r = self.append(encode(T_DIRENT, 1, v, 0, &p), v, 0)?;
+        let r = self.append(encode(T_DIRENT, 1, v, dt, &p), v, dt)?;
         if let Some((_, _, old)) = self.dirents.insert(name.to_string(), (target, v, r)) {
             self.obsolete(old);
         }
@@ -350,7 +395,7 @@ impl Jffs2 {
     /// Deletes a file.
     pub fn delete(&mut self, name: &str) -> Result<bool, MtdError> {
         let Some((ino, _, _)) = self.dirents.get(name).copied() else { return Ok(false) };
-        self.write_dirent(name, 0)?;
+        self.write_dirent(name, 0, DT_REG)?;
         for r in self.data.remove(&ino).unwrap_or_default() {
             self.obsolete(r);
         }
@@ -363,25 +408,34 @@ impl Jffs2 {
         let refs = self.data.get(&ino).cloned().unwrap_or_default();
         let mut out = Vec::new();
         for r in refs {
-            let b = self.read_node(r)?;
-            let Some(p) = parse(&b) else { return Ok(None) };
-            let c = Compression::from_code(p.payload[0]).unwrap_or(Compression::None);
-            let size = u32::from_le_bytes([p.payload[1], p.payload[2], p.payload[3], p.payload[4]]) as usize;
-            let d = decompress(c, &p.payload[5..], size).unwrap_or_default();
-            out.resize(p.offs as usize, 0);
+            let Some(d) = self.read_data_node(r)? else { return Ok(None) };
+            out.resize(r.file_offs as usize, 0);
             out.extend_from_slice(&d);
         }
         Ok(Some(out))
     }
 
+    /// The data of one data node (`None` if it fails its checks).
+    fn read_data_node(&mut self, r: NodeRef) -> Result<Option<Vec<u8>>, MtdError> {
+        let b = self.read_node(r)?;
+        let Some(p) = parse(&b) else { return Ok(None) };
+        let c = Compression::from_code(p.payload[0]).unwrap_or(Compression::None);
+        let size = u32::from_le_bytes([p.payload[1], p.payload[2], p.payload[3], p.payload[4]]) as usize;
+        Ok(Some(decompress(c, &p.payload[5..], size).unwrap_or_default()))
+    }
+
     fn read_node(&mut self, r: NodeRef) -> Result<Vec<u8>, MtdError> {
         let written = self.blocks[r.block as usize].written;
         let mut b = vec![0u8; r.len as usize];
-        if self.cur == Some(r.block) && r.offs >= written {
-            let s = (r.offs - written) as usize;
-            b.copy_from_slice(&self.wbuf[s..s + r.len as usize]);
-        } else {
-            self.nand.read(r.block, r.offs, &mut b, Cause::Data)?;
+        // The part on flash, then the part still in the write buffer (a node
+        // may straddle the last programmed page).
+        let on_flash = if self.cur == Some(r.block) { written.saturating_sub(r.offs).min(r.len) } else { r.len };
+        if on_flash > 0 {
+            self.nand.read(r.block, r.offs, &mut b[..on_flash as usize], Cause::Data)?;
+        }
+        if on_flash < r.len {
+            let s = (r.offs + on_flash - written) as usize;
+            b[on_flash as usize..].copy_from_slice(&self.wbuf[s..s + (r.len - on_flash) as usize]);
         }
         Ok(b)
     }
@@ -422,7 +476,7 @@ impl Jffs2 {
         for name in names {
             let (t, ver, r) = self.dirents[&name];
             let bytes = self.read_node(r)?;
-            let nr = self.append(bytes, ver, 0)?;
+            let nr = self.append(bytes, ver, r.file_offs)?;
             self.dirents.insert(name, (t, ver, nr));
         }
         self.flush()?;

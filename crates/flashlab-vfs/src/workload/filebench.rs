@@ -1,9 +1,11 @@
 //! File workloads as interleaved streams. Each "thread" is a stream that
 //! repeats its flow-operation list (filebench's personalities); a seeded
 //! scheduler picks which stream performs its next flow operation, so
-//! threads interleave deterministically.
+//! threads interleave deterministically. Generic over any [`FileSystem`]
+//! (moved here from flashfs; the random streams are unchanged, so seed 000's
+//! reproduction gives the same figures).
 
-use crate::{Errno, Fd, FsError, OnFlash};
+use crate::{Errno, Fd, FileSystem};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
@@ -98,7 +100,7 @@ pub struct WorkloadCounters {
 }
 
 /// The fileset: which of the files exist.
-pub(crate) struct Fileset {
+pub struct Fileset {
     pub exists: Vec<bool>,
     pub dir_width: u32,
 }
@@ -124,7 +126,7 @@ struct Stream {
 }
 
 /// Runs a workload; `sample` is called after every flow operation.
-pub(crate) struct Engine<'a, F: OnFlash> {
+pub struct Engine<'a, F: FileSystem> {
     pub fs: &'a mut F,
     pub spec: &'a WorkloadSpec,
     pub rng: Xoshiro256PlusPlus,
@@ -132,11 +134,11 @@ pub(crate) struct Engine<'a, F: OnFlash> {
     pub set: Fileset,
 }
 
-fn soft(e: &FsError) -> bool {
-    matches!(e.errno(), Errno::ENOSPC | Errno::ENOENT | Errno::EEXIST | Errno::EBADF)
+fn soft<F: FileSystem>(e: &F::Error) -> bool {
+    matches!(F::errno(e), Errno::ENOSPC | Errno::ENOENT | Errno::EEXIST | Errno::EBADF)
 }
 
-impl<'a, F: OnFlash> Engine<'a, F> {
+impl<'a, F: FileSystem> Engine<'a, F> {
     pub fn new(fs: &'a mut F, spec: &'a WorkloadSpec) -> Engine<'a, F> {
         let set = Fileset { exists: vec![false; spec.files as usize], dir_width: 64 };
         Engine { fs, spec, rng: Xoshiro256PlusPlus::seed_from_u64(spec.seed), c: WorkloadCounters::default(), set }
@@ -149,13 +151,13 @@ impl<'a, F: OnFlash> Engine<'a, F> {
         v
     }
 
-    fn note(&mut self, r: Result<(), FsError>) -> Result<(), FsError> {
+    fn note(&mut self, r: Result<(), F::Error>) -> Result<(), F::Error> {
         match r {
-            Err(e) if e.errno() == Errno::ENOSPC => {
+            Err(e) if F::errno(&e) == Errno::ENOSPC => {
                 self.c.enospc += 1;
                 Ok(())
             }
-            Err(e) if soft(&e) => {
+            Err(e) if soft::<F>(&e) => {
                 self.c.skipped += 1;
                 Ok(())
             }
@@ -164,7 +166,7 @@ impl<'a, F: OnFlash> Engine<'a, F> {
     }
 
     /// Creates the fileset directories and pre-allocates `frac` of the files.
-    pub fn setup(&mut self, frac: f64) -> Result<(), FsError> {
+    pub fn setup(&mut self, frac: f64) -> Result<(), F::Error> {
         let _ = self.fs.mkdir("/w");
         for d in 0..self.spec.files.div_ceil(self.set.dir_width) {
             self.fs.mkdir(&format!("/w/d{d}"))?;
@@ -187,7 +189,7 @@ impl<'a, F: OnFlash> Engine<'a, F> {
         (self.spec.file_bytes as f64 * self.rng.gen_range(0.25..1.75)) as u64
     }
 
-    fn write_whole(&mut self, fd: Fd) -> Result<(), FsError> {
+    fn write_whole(&mut self, fd: Fd) -> Result<(), F::Error> {
         let size = self.file_size();
         let mut off = 0u64;
         while off < size {
@@ -200,7 +202,7 @@ impl<'a, F: OnFlash> Engine<'a, F> {
         Ok(())
     }
 
-    fn flow(&mut self, s: &mut Stream, f: Flow) -> Result<(), FsError> {
+    fn flow(&mut self, s: &mut Stream, f: Flow) -> Result<(), F::Error> {
         match f {
             Flow::CreateWriteWhole | Flow::CreateEmpty => {
                 let Some(i) = self.set.pick(&mut self.rng, false) else { return Ok(()) };
@@ -256,7 +258,7 @@ impl<'a, F: OnFlash> Engine<'a, F> {
     }
 
     /// Runs the filebench personality until the write target is reached.
-    pub fn run_filebench(&mut self, mut sample: impl FnMut(&F, &WorkloadCounters)) -> Result<(), FsError> {
+    pub fn run_filebench(&mut self, mut sample: impl FnMut(&F, &WorkloadCounters)) -> Result<(), F::Error> {
         let list = flows(self.spec.kind);
         let mut streams: Vec<Stream> = (0..self.spec.threads.max(1)).map(|_| Stream { pc: 0, fd: None }).collect();
         let mut idle = 0u64;
@@ -283,13 +285,13 @@ impl<'a, F: OnFlash> Engine<'a, F> {
     }
 
     /// `dd`: sequential 128 KiB writes into one file.
-    pub fn run_dd(&mut self, mut sample: impl FnMut(&F, &WorkloadCounters)) -> Result<(), FsError> {
+    pub fn run_dd(&mut self, mut sample: impl FnMut(&F, &WorkloadCounters)) -> Result<(), F::Error> {
         let fd = self.fs.create("/dd.img")?;
         let mut off = 0u64;
         while off < self.spec.write_target_bytes {
             let data = self.payload(128 * 1024);
             let r = self.fs.write(fd, off, &data).map(|_| ());
-            if r.as_ref().is_err_and(|e| e.errno() == Errno::ENOSPC) {
+            if r.as_ref().is_err_and(|e| F::errno(e) == Errno::ENOSPC) {
                 self.c.enospc += 1;
                 break;
             }
@@ -305,11 +307,11 @@ impl<'a, F: OnFlash> Engine<'a, F> {
     }
 
     /// `untar`: small files in directories of 64, then sync.
-    pub fn run_untar(&mut self, mut sample: impl FnMut(&F, &WorkloadCounters)) -> Result<(), FsError> {
+    pub fn run_untar(&mut self, mut sample: impl FnMut(&F, &WorkloadCounters)) -> Result<(), F::Error> {
         let _ = self.fs.mkdir("/untar");
         let mut i = 0u32;
         while self.c.bytes_written < self.spec.write_target_bytes {
-            if i % 64 == 0 {
+            if i.is_multiple_of(64) {
                 self.fs.mkdir(&format!("/untar/d{}", i / 64))?;
             }
             let n = (1024.0 * 32f64.powf(self.rng.gen::<f64>())) as usize;
@@ -319,7 +321,7 @@ impl<'a, F: OnFlash> Engine<'a, F> {
                 self.fs.write(fd, 0, &data)?;
                 self.fs.close(fd)
             });
-            if r.as_ref().is_err_and(|e| e.errno() == Errno::ENOSPC) {
+            if r.as_ref().is_err_and(|e| F::errno(e) == Errno::ENOSPC) {
                 self.c.enospc += 1;
                 break;
             }

@@ -1,0 +1,164 @@
+//! `flashlab fs bench`: format the file system named by `[fs] kind`, run the
+//! `[fs.workload]` on it with [`run_workload`], print the phases and write
+//! the result object.
+//!
+//! Adding a file system: a variant of [`FsKind`], its name in `FsKind::NAMES`,
+//! its answer in `FsKind::on_ssd` and one arm in [`run_kind`] that builds the
+//! model (on the SSD of `flashlab_sim::Settings`, or on raw flash) and hands it
+//! to [`bench`]. `reproduce f2fs-ext4-ftl` picks up `ext4` and `f2fs` from here.
+
+use crate::config_cmd::{load_config, ConfigArgs};
+use crate::output::{check_output, table, write_json};
+use anyhow::Context;
+use flashlab_config::{RawConfig, Settings};
+use flashlab_flashfs::jffs2::Jffs2;
+use flashlab_flashfs::{Fs, OnFlash, PageCache};
+use flashlab_mtd::Nand;
+use flashlab_ubi::Ubi;
+use flashlab_vfs::workload::{run_workload, BenchReport, BenchSpec, Measured};
+use flashlab_vfs::FileSystem;
+use serde_json::{json, Value};
+use std::time::Instant;
+
+/// The file systems `fs bench` can format: a closed list chosen by `fs.kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FsKind {
+    /// flashfs (UBIFS-like) on UBI on the raw flash of `[flashfs.flash]`.
+    Flashfs,
+    /// The JFFS2 baseline on the raw flash of `[flashfs.flash]`.
+    Jffs2,
+}
+
+impl FsKind {
+    pub const NAMES: [(&'static str, FsKind); 2] = [("flashfs", FsKind::Flashfs), ("jffs2", FsKind::Jffs2)];
+
+    /// Runs on the simulated SSD (`[device]`, `[ftl]`, `[timing]`) rather than raw flash.
+    pub fn on_ssd(self) -> bool {
+        match self {
+            FsKind::Flashfs | FsKind::Jffs2 => false,
+        }
+    }
+
+    /// The kind named `name`; an unknown name lists the valid ones.
+    pub fn from_name(name: &str) -> anyhow::Result<FsKind> {
+        Self::NAMES.iter().find(|(n, _)| *n == name).map(|(_, k)| *k).ok_or_else(|| {
+            let names: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
+            anyhow::anyhow!("fs.kind = {name:?}: expected one of: {}", names.join(", "))
+        })
+    }
+}
+
+/// The model's result: the workload's report and the device's full result.
+pub struct FsBenchOutcome {
+    pub report: BenchReport,
+    pub device: Value,
+}
+
+/// Runs `spec` on a formatted model: the generic part every arm shares.
+pub fn bench<F>(mut fs: F, spec: &BenchSpec) -> anyhow::Result<FsBenchOutcome>
+where
+    F: FileSystem + Measured,
+    F::Error: Send + Sync + 'static,
+{
+    let report = run_workload(&mut fs, spec)?;
+    Ok(FsBenchOutcome { report, device: fs.device_result() })
+}
+
+/// Builds the file system of `kind` and runs the workload on it.
+pub fn run_kind(kind: FsKind, raw: &RawConfig, _ssd: &Settings, spec: &BenchSpec) -> anyhow::Result<FsBenchOutcome> {
+    match kind {
+        FsKind::Flashfs => {
+            let c = raw.resolve_flashfs()?;
+            let mut ubi = Ubi::format(Nand::new(c.flash.clone()), c.ubi.clone())
+                .map_err(|f| anyhow::anyhow!("flashfs.ubi: UBI format failed: {}", f.error))?;
+            let vol = ubi.create_volume("flashfs", 0).context("flashfs.ubi: creating the volume")?;
+            let fs = Fs::format(ubi, vol, c.fs.clone())
+                .map_err(|f| anyhow::anyhow!("flashfs.fs: format failed: {}", f.error))?;
+            if c.fs.page_cache {
+                bench(PageCache::<Fs>::wrap(fs), spec)
+            } else {
+                bench(fs, spec)
+            }
+        }
+        FsKind::Jffs2 => {
+            let c = raw.resolve_flashfs()?;
+            let fs = Jffs2::format(Nand::new(c.flash.clone()), raw.fs.workload.seed, c.fs.compression)
+                .context("jffs2: format failed")?;
+            bench(fs, spec)
+        }
+    }
+}
+
+/// The result object: the report's keys, then `fs_kind`, `device` and the config.
+pub fn result_object(kind: &str, o: &FsBenchOutcome, raw: &RawConfig, wall_s: f64) -> Value {
+    let mut v = serde_json::to_value(&o.report).expect("report serialises");
+    v["fs_kind"] = json!(kind);
+    v["device"] = o.device.clone();
+    v["wall_time_s"] = json!(wall_s);
+    v["config"] = serde_json::to_value(raw).expect("config serialises");
+    v
+}
+
+pub fn fs_bench(a: ConfigArgs) -> anyhow::Result<()> {
+    let (raw, ssd) = load_config(&a.config, &a.sets)?;
+    let kind = FsKind::from_name(&raw.fs.kind)?;
+    let spec = raw.resolve_fs_bench()?;
+    check_output(a.json.as_deref(), "--json")?;
+    let start = Instant::now();
+    let out = run_kind(kind, &raw, &ssd, &spec)?;
+    let wall = start.elapsed().as_secs_f64();
+    if !a.json_to_stdout() {
+        print_report(&raw.fs.kind, &out.report);
+    }
+    if let Some(p) = &a.json {
+        write_json(p, &result_object(&raw.fs.kind, &out, &raw, wall))?;
+    }
+    Ok(())
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".into(), |x| format!("{x:.digits$}"))
+}
+
+fn print_report(kind: &str, r: &BenchReport) {
+    let w = &r.fs_writes;
+    table(&[
+        ("file system", kind.to_string()),
+        ("workload", format!("{} at {}% utilisation", r.workload, r.utilisation_pct)),
+        ("app MiB read / written", format!("{:.1} / {:.1}", mib(r.app_bytes_read), mib(r.app_bytes_written))),
+        (
+            "fs MiB written",
+            format!(
+                "{:.1} (data {:.1}, metadata {:.1}, journal {:.1}, checkpoint {:.1}, cleaning {:.1})",
+                mib(r.fs_write_bytes),
+                mib(w.data),
+                mib(w.metadata),
+                mib(w.journal),
+                mib(w.checkpoint),
+                mib(w.cleaning)
+            ),
+        ),
+        ("fs WAF", opt(r.fs_waf, 3)),
+        ("device erases", r.device.nand_erases.to_string()),
+        ("ENOSPC", r.enospc_phase.clone().unwrap_or_else(|| "no".into())),
+    ]);
+    println!(
+        "\n{:<13} {:>9} {:>10} {:>10} {:>12} {:>12}",
+        "phase", "requests", "seconds", "MiB/s", "lat mean us", "lat p99 us"
+    );
+    for p in &r.phases {
+        println!(
+            "{:<13} {:>9} {:>10.3} {:>10} {:>12} {:>12}",
+            p.name,
+            p.requests,
+            p.seconds,
+            opt(p.throughput_mib_s, 2),
+            opt(p.latency_us_mean, 1),
+            opt(p.latency_us_p99, 1)
+        );
+    }
+}
+
+fn mib(b: u64) -> f64 {
+    b as f64 / (1u64 << 20) as f64
+}
