@@ -27,15 +27,19 @@ pub enum FsKind {
     Flashfs,
     /// The JFFS2 baseline on the raw flash of `[flashfs.flash]`.
     Jffs2,
+    /// The ext4-like model (`[fs.ext4]`) under the page cache on the SSD.
+    Ext4,
 }
 
 impl FsKind {
-    pub const NAMES: [(&'static str, FsKind); 2] = [("flashfs", FsKind::Flashfs), ("jffs2", FsKind::Jffs2)];
+    pub const NAMES: [(&'static str, FsKind); 3] =
+        [("flashfs", FsKind::Flashfs), ("jffs2", FsKind::Jffs2), ("ext4", FsKind::Ext4)];
 
     /// Runs on the simulated SSD (`[device]`, `[ftl]`, `[timing]`) rather than raw flash.
     pub fn on_ssd(self) -> bool {
         match self {
             FsKind::Flashfs | FsKind::Jffs2 => false,
+            FsKind::Ext4 => true,
         }
     }
 
@@ -65,7 +69,7 @@ where
 }
 
 /// Builds the file system of `kind` and runs the workload on it.
-pub fn run_kind(kind: FsKind, raw: &RawConfig, _ssd: &Settings, spec: &BenchSpec) -> anyhow::Result<FsBenchOutcome> {
+pub fn run_kind(kind: FsKind, raw: &RawConfig, ssd: &Settings, spec: &BenchSpec) -> anyhow::Result<FsBenchOutcome> {
     match kind {
         FsKind::Flashfs => {
             let c = raw.resolve_flashfs()?;
@@ -85,6 +89,11 @@ pub fn run_kind(kind: FsKind, raw: &RawConfig, _ssd: &Settings, spec: &BenchSpec
             let fs = Jffs2::format(Nand::new(c.flash.clone()), raw.fs.workload.seed, c.fs.compression)
                 .context("jffs2: format failed")?;
             bench(fs, spec)
+        }
+        FsKind::Ext4 => {
+            let dev = flashlab_sim::Ssd::new(ssd.clone()).context("fs.ext4: building the SSD")?;
+            let fs = flashlab_ext4::Ext4::format(dev, raw.fs.ext4.clone()).context("fs.ext4: mkfs failed")?;
+            bench(flashlab_vfs::PageCache::new(fs, raw.fs.cache.clone(), 0), spec)
         }
     }
 }

@@ -20,11 +20,18 @@ pub struct RawFs {
     /// The page cache of the host file systems (flashfs uses `flashfs.fs.cache`).
     pub cache: CacheSettings,
     pub workload: RawFsWorkload,
+    /// `[fs.ext4]`: the ext4 model (its crate owns the settings).
+    pub ext4: flashlab_ext4::Ext4Settings,
 }
 
 impl Default for RawFs {
     fn default() -> Self {
-        Self { kind: "flashfs".into(), cache: CacheSettings::default(), workload: RawFsWorkload::default() }
+        Self {
+            kind: "flashfs".into(),
+            cache: CacheSettings::default(),
+            workload: RawFsWorkload::default(),
+            ext4: flashlab_ext4::Ext4Settings::default(),
+        }
     }
 }
 
@@ -150,6 +157,10 @@ impl RawConfig {
             key: format!("fs.cache.{}", e.key),
             message: e.expected.to_string(),
         })?;
+        self.fs
+            .ext4
+            .validate()
+            .map_err(|e| ConfigError::Setting { key: format!("fs.ext4.{}", e.key), message: e.expected })?;
         Ok(BenchSpec { workload, utilisation_pct: u })
     }
 }

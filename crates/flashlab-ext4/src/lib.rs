@@ -24,6 +24,7 @@ mod inode;
 mod io;
 mod journal;
 mod layout;
+mod measured;
 mod namei;
 mod settings;
 mod stats;
