@@ -27,19 +27,21 @@ pub enum FsKind {
     Flashfs,
     /// The JFFS2 baseline on the raw flash of `[flashfs.flash]`.
     Jffs2,
+    /// The ext4-like model (`[fs.ext4]`) under the page cache on the SSD.
+    Ext4,
     /// The F2FS-like model (`[fs.f2fs]`) under the page cache (`[fs.cache]`) on the SSD.
     F2fs,
 }
 
 impl FsKind {
-    pub const NAMES: [(&'static str, FsKind); 3] =
-        [("flashfs", FsKind::Flashfs), ("jffs2", FsKind::Jffs2), ("f2fs", FsKind::F2fs)];
+    pub const NAMES: [(&'static str, FsKind); 4] =
+        [("flashfs", FsKind::Flashfs), ("jffs2", FsKind::Jffs2), ("ext4", FsKind::Ext4), ("f2fs", FsKind::F2fs)];
 
     /// Runs on the simulated SSD (`[device]`, `[ftl]`, `[timing]`) rather than raw flash.
     pub fn on_ssd(self) -> bool {
         match self {
             FsKind::Flashfs | FsKind::Jffs2 => false,
-            FsKind::F2fs => true,
+            FsKind::Ext4 | FsKind::F2fs => true,
         }
     }
 
@@ -89,6 +91,11 @@ pub fn run_kind(kind: FsKind, raw: &RawConfig, ssd: &Settings, spec: &BenchSpec)
             let fs = Jffs2::format(Nand::new(c.flash.clone()), raw.fs.workload.seed, c.fs.compression)
                 .context("jffs2: format failed")?;
             bench(fs, spec)
+        }
+        FsKind::Ext4 => {
+            let dev = flashlab_sim::Ssd::new(ssd.clone()).context("fs.ext4: building the SSD")?;
+            let fs = flashlab_ext4::Ext4::format(dev, raw.fs.ext4.clone()).context("fs.ext4: mkfs failed")?;
+            bench(flashlab_vfs::PageCache::new(fs, raw.fs.cache.clone(), 0), spec)
         }
         FsKind::F2fs => {
             let dev = flashlab_sim::Ssd::new(ssd.clone()).context("the SSD of [device], [ftl], [timing]")?;

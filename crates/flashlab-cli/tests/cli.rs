@@ -503,3 +503,30 @@ fn fs_bench_bad_input_is_one_line_naming_the_key() {
     assert_eq!((v["enospc"].as_bool(), v["enospc_phase"].as_str()), (Some(true), Some("run")));
 }
 mod swap;
+
+#[test]
+fn fs_bench_runs_iozone_on_ext4_over_the_ssd() {
+    let cfg = "[device]\nblocks_per_plane = 256\npages_per_block = 64\npage_bytes = 4096\n[fs]\nkind = \"ext4\"\n\
+               [fs.workload]\nfile_kib = 256\nutilisation = 40.0\n[fs.ext4]\njournal_mib = 16\nstrict = true\n";
+    let (_d, p) = tmp("ext4.toml", cfg);
+    let p = p.to_str().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&ok(&["fs", "bench", p, "--json", "-"])).unwrap();
+    assert_eq!((v["fs_kind"].as_str(), v["workload"].as_str()), (Some("ext4"), Some("iozone")));
+    let phases: Vec<&str> = v["phases"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(phases, ["fill", "create", "update", "seq-read", "random-read", "random-write", "seq-write"]);
+    assert_eq!(v["app_bytes_written"].as_u64(), Some((3 * 64 + 16) * 4096));
+    let w = &v["fs_writes"];
+    assert!(w["data"].as_u64().unwrap() > 0 && w["journal"].as_u64().unwrap() > 0, "{w}");
+    assert_eq!(w["cleaning"].as_u64(), Some(0));
+    // The SSD's full result, with the model's own counters beside it.
+    let d = &v["device"];
+    assert!(d["waf"].as_f64().is_some() && d["host_write_pages"].as_u64().unwrap() > 0, "{d}");
+    assert!(d["ext4"]["commits"].as_u64().unwrap() > 0, "{d}");
+    assert_eq!(v["enospc"], false);
+    let e = fails(&["fs", "bench", p, "--set", "fs.ext4.group_mib=512"]);
+    assert!(e.contains("fs.ext4.group_mib") && e.contains("1..=128"), "{e}");
+    let e = fails(&["fs", "bench", p, "--set", "fs.ext4.journal_mb=4"]);
+    assert!(e.contains("journal_mb"), "{e}");
+    let e = fails(&["fs", "bench", p, "--set", "fs.kind=\"xfs\""]);
+    assert!(e.contains("flashfs, jffs2, ext4"), "{e}");
+}

@@ -20,6 +20,8 @@ pub struct RawFs {
     /// The page cache of the host file systems (flashfs uses `flashfs.fs.cache`).
     pub cache: CacheSettings,
     pub workload: RawFsWorkload,
+    /// `[fs.ext4]`: the ext4 model (its crate owns the settings).
+    pub ext4: flashlab_ext4::Ext4Settings,
     /// `[fs.f2fs]`: the F2FS-like model's mkfs and mount options.
     pub f2fs: flashlab_f2fs::F2fsSettings,
 }
@@ -30,6 +32,7 @@ impl Default for RawFs {
             kind: "flashfs".into(),
             cache: CacheSettings::default(),
             workload: RawFsWorkload::default(),
+            ext4: flashlab_ext4::Ext4Settings::default(),
             f2fs: flashlab_f2fs::F2fsSettings::default(),
         }
     }
@@ -157,6 +160,10 @@ impl RawConfig {
             key: format!("fs.cache.{}", e.key),
             message: e.expected.to_string(),
         })?;
+        self.fs
+            .ext4
+            .validate()
+            .map_err(|e| ConfigError::Setting { key: format!("fs.ext4.{}", e.key), message: e.expected })?;
         self.fs
             .f2fs
             .validate()

@@ -122,6 +122,11 @@ impl Ssd {
         r
     }
 
+    /// [`Ssd::result`] for a caller holding `&self`: `None` during warm-up.
+    pub fn result_now(&self) -> Option<RunResult> {
+        self.e.mark.is_some().then(|| self.e.finish())
+    }
+
     fn advance(&mut self) {
         self.submitted += 1;
         if self.submitted == self.e.s.workload.warmup {

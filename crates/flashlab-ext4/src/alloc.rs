@@ -1,0 +1,243 @@
+//! Block and inode allocation.
+//!
+//! Blocks (a simplified mballoc, fs/ext4/mballoc.c): `ext4_mb_find_by_goal`
+//! takes the free run at the goal; otherwise the groups are scanned from the
+//! goal's on for a free extent as long as the request (mballoc's criteria
+//! 0–2: a group that can satisfy it), and last for any free extent (criterion
+//! 3). No preallocation (neither inode nor locality-group PAs).
+//!
+//! Inodes (fs/ext4/ialloc.c): directories by `find_group_orlov`, files by
+//! `find_group_other`, then the first free inode of the group.
+
+use crate::error::Ext4Result;
+use crate::fs::Ext4;
+use crate::layout::ROOT_INO;
+use flashlab_vfs::Errno;
+
+impl Ext4 {
+    /// Allocates one run of at most `want` free blocks near `goal` (within
+    /// one group) and marks it used; ENOSPC when no block is free.
+    pub(crate) fn alloc_run(&mut self, goal: u64, want: u64) -> Ext4Result<(u64, u64)> {
+        let goal = if goal >= self.lay.blocks { 0 } else { goal };
+        let g0 = self.lay.group_of(goal);
+        let run = self
+            .run_at_goal(goal, want)
+            .or_else(|| self.scan(g0, goal, want, want))
+            .or_else(|| self.scan(g0, goal, want, 1));
+        let Some((p, n)) = run else { return Err(Errno::ENOSPC.into()) };
+        self.take(p, n);
+        self.stats.allocations += 1;
+        Ok((p, n))
+    }
+
+    /// `ext4_mb_find_by_goal`: the free run starting at the goal.
+    fn run_at_goal(&self, goal: u64, want: u64) -> Option<(u64, u64)> {
+        if self.bmap.get(goal) {
+            return None;
+        }
+        let end = self.lay.group_end(self.lay.group_of(goal)).min(goal + want);
+        Some((goal, self.bmap.next_one(goal, end) - goal))
+    }
+
+    /// First free extent of at least `min` blocks (capped at `want`),
+    /// groups from the goal's on (the goal's group from the goal).
+    fn scan(&self, g0: u32, goal: u64, want: u64, min: u64) -> Option<(u64, u64)> {
+        let groups = self.lay.groups;
+        for k in 0..=groups {
+            let g = (g0 + k) % groups;
+            if self.bfree[g as usize] < min {
+                continue;
+            }
+            let from = if k == 0 { goal } else { self.lay.group_start(g) };
+            let end = if k == groups { goal } else { self.lay.group_end(g) };
+            let mut b = from;
+            while let Some(z) = self.bmap.next_zero(b, end) {
+                let e = self.bmap.next_one(z, end.min(z + want));
+                if e - z >= min {
+                    return Some((z, e - z));
+                }
+                b = self.bmap.next_one(e, end);
+            }
+            if k == groups {
+                break;
+            }
+        }
+        None
+    }
+
+    /// Marks `start..start+len` used: bitmap, free counts, and the bitmap
+    /// and descriptor blocks join the transaction (`ext4_mb_mark_diskspace_used`).
+    pub(crate) fn take(&mut self, start: u64, len: u64) {
+        let mut b = start;
+        while b < start + len {
+            let g = self.lay.group_of(b);
+            let e = (start + len).min(self.lay.group_end(g));
+            self.bmap.set_range(b, e - b);
+            self.bfree[g as usize] -= e - b;
+            self.j.dirty(self.lay.block_bitmap(g));
+            self.touch_group(g);
+            b = e;
+        }
+        self.stats.blocks_allocated += len;
+    }
+
+    /// Frees blocks (`ext4_free_blocks`): the bitmap and descriptor blocks
+    /// join the transaction; the blocks become allocatable once it commits
+    /// (`ext4_mb_free_metadata`). Metadata blocks are forgotten and revoked
+    /// (`EXT4_FREE_BLOCKS_FORGET` → `jbd2_journal_revoke`).
+    pub(crate) fn free_run(&mut self, start: u64, len: u64, metadata: bool) {
+        let mut b = start;
+        while b < start + len {
+            let g = self.lay.group_of(b);
+            let e = (start + len).min(self.lay.group_end(g));
+            self.j.dirty(self.lay.block_bitmap(g));
+            self.touch_group(g);
+            b = e;
+        }
+        if metadata {
+            for b in start..start + len {
+                self.j.revoke(b);
+                self.stats.revoke_records += 1;
+            }
+        }
+        for b in start..start + len {
+            if !self.tags.is_empty() {
+                self.tags[b as usize] = 0;
+            }
+            self.bytes.remove(&b);
+        }
+        self.j.freed.push((start, len));
+        self.stats.blocks_freed += len;
+    }
+
+    /// After the freeing transaction committed: the blocks are free.
+    pub(crate) fn release_run(&mut self, start: u64, len: u64) {
+        let mut b = start;
+        while b < start + len {
+            let g = self.lay.group_of(b);
+            let e = (start + len).min(self.lay.group_end(g));
+            self.bmap.clear_range(b, e - b);
+            self.bfree[g as usize] += e - b;
+            b = e;
+        }
+    }
+
+    /// Blocks freed by transactions not yet committed.
+    pub(crate) fn pending_free_blocks(&self) -> u64 {
+        self.j.freed.iter().map(|r| r.1).sum()
+    }
+
+    /// Allocates an inode for a new file or directory named `name` in `parent`.
+    pub(crate) fn alloc_inode(&mut self, parent: u32, is_dir: bool, name: &str) -> Ext4Result<u32> {
+        let pg = self.lay.group_of_inode(parent);
+        let g = if is_dir { self.find_group_orlov(parent, pg, name) } else { self.find_group_other(pg) };
+        let g = g.ok_or(Errno::ENOSPC)?;
+        let ipg = self.lay.inodes_per_group as u64;
+        let base = g as u64 * ipg + 1;
+        let bit = self.imap.next_zero(base, base + ipg).ok_or(Errno::ENOSPC)?;
+        self.imap.set(bit);
+        self.ifree[g as usize] -= 1;
+        if is_dir {
+            self.ndirs[g as usize] += 1;
+        }
+        self.j.dirty(self.lay.inode_bitmap(g));
+        self.touch_group(g);
+        Ok(bit as u32)
+    }
+
+    /// Frees inode `ino` (`ext4_free_inode`).
+    pub(crate) fn free_inode(&mut self, ino: u32, is_dir: bool) {
+        let g = self.lay.group_of_inode(ino);
+        self.imap.clear(ino as u64);
+        self.ifree[g as usize] += 1;
+        if is_dir {
+            self.ndirs[g as usize] -= 1;
+        }
+        self.j.dirty(self.lay.inode_bitmap(g));
+        self.touch_group(g);
+        self.touch_inode(ino);
+    }
+
+    fn averages(&self) -> (u64, u64, u64) {
+        let n = self.lay.groups as u64;
+        let freei: u64 = self.ifree.iter().map(|&x| x as u64).sum();
+        let ndirs: u64 = self.ndirs.iter().map(|&x| x as u64).sum();
+        (freei / n, self.free_blocks() / n, ndirs)
+    }
+
+    /// `find_group_orlov`: top-level directories go to the group with the
+    /// fewest directories among those with at least average free inodes and
+    /// blocks, searched from a hash of the name; deeper ones stay near their
+    /// parent unless its group is crowded.
+    fn find_group_orlov(&self, parent: u32, pg: u32, name: &str) -> Option<u32> {
+        let n = self.lay.groups;
+        let (avefreei, avefreeb, ndirs) = self.averages();
+        if parent == ROOT_INO {
+            let start = (name_hash(name) % n as u64) as u32;
+            let mut best: Option<(u32, u32)> = None;
+            for i in 0..n {
+                let g = (start + i) % n;
+                let gi = g as usize;
+                if self.ifree[gi] == 0 || (self.ifree[gi] as u64) < avefreei || self.bfree[gi] < avefreeb {
+                    continue;
+                }
+                if best.is_none_or(|(_, d)| self.ndirs[gi] < d) {
+                    best = Some((g, self.ndirs[gi]));
+                }
+            }
+            if let Some((g, _)) = best {
+                return Some(g);
+            }
+        } else {
+            let ipg = self.lay.inodes_per_group as u64;
+            let bpg = self.lay.blocks_per_group;
+            let max_dirs = ndirs / n as u64 + ipg / 16;
+            let min_inodes = avefreei.saturating_sub(ipg / 4).max(1);
+            let min_blocks = avefreeb.saturating_sub(bpg / 4).max(1);
+            for i in 0..n {
+                let g = ((pg + i) % n) as usize;
+                if (self.ndirs[g] as u64) < max_dirs
+                    && self.ifree[g] as u64 >= min_inodes
+                    && self.bfree[g] >= min_blocks
+                {
+                    return Some(g as u32);
+                }
+            }
+        }
+        // fallback: a group with at least average free inodes, then any.
+        (0..n)
+            .map(|i| (pg + i) % n)
+            .find(|&g| self.ifree[g as usize] as u64 >= avefreei.max(1))
+            .or_else(|| (0..n).map(|i| (pg + i) % n).find(|&g| self.ifree[g as usize] > 0))
+    }
+
+    /// `find_group_other`: the parent's group, else a quadratic hash
+    /// search, else a linear one, for a group with free inodes and blocks.
+    fn find_group_other(&self, pg: u32) -> Option<u32> {
+        let n = self.lay.groups;
+        let ok = |g: u32| self.ifree[g as usize] > 0 && self.bfree[g as usize] > 0;
+        if ok(pg) {
+            return Some(pg);
+        }
+        let mut g = pg;
+        let mut i = 1;
+        while i < n {
+            g = (g + i) % n;
+            if ok(g) {
+                return Some(g);
+            }
+            i <<= 1;
+        }
+        (0..n).map(|i| (pg + i) % n).find(|&g| self.ifree[g as usize] > 0)
+    }
+}
+
+/// A fixed hash of a name (standing in for `ext4fs_dirhash` with the
+/// superblock's hash seed).
+fn name_hash(name: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}

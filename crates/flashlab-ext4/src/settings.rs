@@ -1,0 +1,106 @@
+//! `[fs.ext4]`: the ext4 model's settings (mke2fs and mount options).
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// A bad setting: the key (under `fs.ext4`) and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("fs.ext4.{key}: {expected}")]
+pub struct SettingsError {
+    pub key: &'static str,
+    pub expected: String,
+}
+
+/// What the model keeps of file contents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Content {
+    /// Nothing: reads return zeros (fastest).
+    None,
+    /// A 64-bit hash of each data block (reads return zeros; tags can be checked).
+    #[default]
+    Tags,
+    /// Every byte (reads return what was written).
+    Bytes,
+}
+
+/// The ext4 model's settings, mke2fs's and the mount's defaults.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Ext4Settings {
+    /// Journal size (`mke2fs -J size=`), default 128 MiB (mke2fs's size for
+    /// file systems above 128 GiB, the size seed 004 names).
+    pub journal_mib: u32,
+    /// jbd2 commit interval (`-o commit=`), default 5 s.
+    pub commit_interval_s: u32,
+    /// Online discard (`-o discard`): freed extents are trimmed after the
+    /// transaction that freed them commits.
+    pub discard: bool,
+    /// Block-group size (`mke2fs -g`), 1..=128 MiB; 128 (32768 blocks, one
+    /// bitmap block) is ext4's.
+    pub group_mib: u32,
+    /// Bytes of space per inode (`mke2fs -i`), in KiB; default 16.
+    pub inode_ratio_kib: u32,
+    /// Blocks reserved for root (`mke2fs -m`), percent; default 5.
+    pub reserved_percent: u32,
+    /// Journaled metadata left dirty after its commit is written home by the
+    /// flusher after this long (`dirty_expire_centisecs` of the block
+    /// device's inode), default 30 s; 0 = only checkpoints write it home.
+    pub metadata_expire_s: u32,
+    /// Requests the block layer keeps in flight before a submitter waits
+    /// (the device's queue depth; 32 = SATA NCQ).
+    pub queue_depth: u32,
+    /// What is kept of file contents.
+    pub content: Content,
+    /// Check every invariant after each commit and sync (slow).
+    pub strict: bool,
+}
+
+impl Default for Ext4Settings {
+    fn default() -> Self {
+        Self {
+            journal_mib: 128,
+            commit_interval_s: 5,
+            discard: false,
+            group_mib: 128,
+            inode_ratio_kib: 16,
+            reserved_percent: 5,
+            metadata_expire_s: 30,
+            queue_depth: 32,
+            content: Content::Tags,
+            strict: false,
+        }
+    }
+}
+
+fn bad(key: &'static str, expected: &str) -> SettingsError {
+    SettingsError { key, expected: expected.to_string() }
+}
+
+impl Ext4Settings {
+    /// Checks every field; the error names the first bad one.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        if !(4..=40_000).contains(&self.journal_mib) {
+            return Err(bad("journal_mib", "must be in 4..=40000 (mke2fs: 1024 to 10 240 000 blocks)"));
+        }
+        if !(1..=3600).contains(&self.commit_interval_s) {
+            return Err(bad("commit_interval_s", "must be in 1..=3600"));
+        }
+        if !(1..=128).contains(&self.group_mib) {
+            return Err(bad("group_mib", "must be in 1..=128 (one bitmap block maps at most 32768 blocks)"));
+        }
+        if !(4..=1024).contains(&self.inode_ratio_kib) || !self.inode_ratio_kib.is_power_of_two() {
+            return Err(bad("inode_ratio_kib", "must be a power of two in 4..=1024"));
+        }
+        if self.reserved_percent > 50 {
+            return Err(bad("reserved_percent", "must be in 0..=50"));
+        }
+        if self.metadata_expire_s > 3600 {
+            return Err(bad("metadata_expire_s", "must be in 0..=3600"));
+        }
+        if !(1..=65536).contains(&self.queue_depth) {
+            return Err(bad("queue_depth", "must be in 1..=65536"));
+        }
+        Ok(())
+    }
+}
