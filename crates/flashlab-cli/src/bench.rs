@@ -130,7 +130,6 @@ fn fs_iozone_flashfs(quick: bool) -> anyhow::Result<BenchRow> {
     let (blocks, file_kib) = if quick { (128, 4096) } else { (1024, 32768) };
     let sets: Vec<String> = [
         format!("flashfs.flash.blocks={blocks}"),
-        "flashfs.fs.elide_payload=true".into(),
         "fs.kind=\"flashfs\"".into(),
         format!("fs.workload.file_kib={file_kib}"),
         "fs.workload.utilisation=50.0".into(),
@@ -145,7 +144,7 @@ fn fs_iozone_flashfs(quick: bool) -> anyhow::Result<BenchRow> {
     Ok(BenchRow {
         name: "fs-iozone-flashfs".into(),
         description: format!(
-            "fs bench: IOZone (4 KiB requests, {} MiB file, 50 % utilisation, six phases) on flashfs under the page cache, {} MiB raw flash, content-free data nodes",
+            "fs bench: IOZone (4 KiB requests, {} MiB file, 50 % utilisation, six phases) on flashfs under the page cache, {} MiB raw flash",
             file_kib / 1024,
             blocks / 8
         ),
