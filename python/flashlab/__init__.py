@@ -17,8 +17,12 @@ from . import _native
 from ._native import ConfigError, FlashlabError, SimulationError, TraceError
 from ._result import Result
 from ._sweep import sweep
+from ._victim import Block, Candidates, VictimPolicy
+from ._victim import wrap as _wrap_victim
 
 __all__ = [
+    "Block",
+    "Candidates",
     "ConfigError",
     "FlashlabError",
     "Result",
@@ -79,15 +83,22 @@ def run(
     *,
     record_requests: bool = False,
     series_every: Optional[int] = None,
+    gc_victim: Optional[VictimPolicy] = None,
 ) -> Result:
     """Run a config (a TOML file path or a dict like :func:`default_config`'s), with
     ``overrides`` keyed by dotted ``--set`` keys, e.g. ``{"gc.victim": "fifo"}``.
 
     ``record_requests`` keeps every request for :meth:`Result.request_table`;
     ``series_every=N`` keeps a time series of N-request intervals for
-    :meth:`Result.series_table`. The GIL is released while the simulation runs."""
+    :meth:`Result.series_table`. The GIL is released while the simulation runs.
+
+    ``gc_victim`` is a GC victim policy written in Python: a callable that receives
+    the plane's :class:`Candidates` and returns the chosen :class:`Block` (or its id);
+    it replaces ``gc.victim`` (page-mapped schemes only). An exception it raises
+    ends the run with :class:`SimulationError`."""
     path, text = _source(config)
-    result, req, series = _native.run(path, text, _sets(overrides), record_requests, series_every)
+    victim = None if gc_victim is None else _wrap_victim(gc_victim)
+    result, req, series = _native.run(path, text, _sets(overrides), record_requests, series_every, victim)
     return Result(json.loads(result), req, series)
 
 

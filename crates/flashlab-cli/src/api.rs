@@ -109,6 +109,33 @@ pub fn run(src: &ConfigSource, sets: &[String], rec: &mut Recorder) -> anyhow::R
     run_settings(&raw, &s, &path, rec)
 }
 
+/// `run` with a GC victim policy from outside the crate (a Python callable):
+/// `gc.victim` becomes `external` and `callback` chooses every victim. Only the
+/// page-mapped schemes (`page`, `dftl`) collect garbage by victim.
+pub fn run_external_victim(
+    src: &ConfigSource,
+    sets: &[String],
+    rec: &mut Recorder,
+    callback: flashlab_ftl::ExternalVictim,
+) -> anyhow::Result<RunResult> {
+    use flashlab_ftl::{Scheme, VictimPolicy};
+    let (mut raw, mut s, path) = src.load(sets)?;
+    if !matches!(s.ftl.mapping.scheme, Scheme::Page | Scheme::Dftl) {
+        return Err(ConfigError::Setting {
+            key: "ftl.mapping".into(),
+            message: format!(
+                "{:?}: a GC victim policy applies to page-mapped schemes only (page, dftl)",
+                raw.ftl.mapping
+            ),
+        }
+        .into());
+    }
+    s.ftl.victim = VictimPolicy::External;
+    s.ftl.external_victim = Some(callback);
+    raw.gc.victim = "external".into();
+    run_settings(&raw, &s, &path, rec)
+}
+
 /// Run already-resolved settings (trace paths relative to `path`).
 pub fn run_settings(raw: &RawConfig, s: &Settings, path: &Path, rec: &mut Recorder) -> anyhow::Result<RunResult> {
     let start = Instant::now();

@@ -27,15 +27,19 @@ pub enum FsKind {
     Flashfs,
     /// The JFFS2 baseline on the raw flash of `[flashfs.flash]`.
     Jffs2,
+    /// The F2FS-like model (`[fs.f2fs]`) under the page cache (`[fs.cache]`) on the SSD.
+    F2fs,
 }
 
 impl FsKind {
-    pub const NAMES: [(&'static str, FsKind); 2] = [("flashfs", FsKind::Flashfs), ("jffs2", FsKind::Jffs2)];
+    pub const NAMES: [(&'static str, FsKind); 3] =
+        [("flashfs", FsKind::Flashfs), ("jffs2", FsKind::Jffs2), ("f2fs", FsKind::F2fs)];
 
     /// Runs on the simulated SSD (`[device]`, `[ftl]`, `[timing]`) rather than raw flash.
     pub fn on_ssd(self) -> bool {
         match self {
             FsKind::Flashfs | FsKind::Jffs2 => false,
+            FsKind::F2fs => true,
         }
     }
 
@@ -65,7 +69,7 @@ where
 }
 
 /// Builds the file system of `kind` and runs the workload on it.
-pub fn run_kind(kind: FsKind, raw: &RawConfig, _ssd: &Settings, spec: &BenchSpec) -> anyhow::Result<FsBenchOutcome> {
+pub fn run_kind(kind: FsKind, raw: &RawConfig, ssd: &Settings, spec: &BenchSpec) -> anyhow::Result<FsBenchOutcome> {
     match kind {
         FsKind::Flashfs => {
             let c = raw.resolve_flashfs()?;
@@ -85,6 +89,11 @@ pub fn run_kind(kind: FsKind, raw: &RawConfig, _ssd: &Settings, spec: &BenchSpec
             let fs = Jffs2::format(Nand::new(c.flash.clone()), raw.fs.workload.seed, c.fs.compression)
                 .context("jffs2: format failed")?;
             bench(fs, spec)
+        }
+        FsKind::F2fs => {
+            let dev = flashlab_sim::Ssd::new(ssd.clone()).context("the SSD of [device], [ftl], [timing]")?;
+            let fs = flashlab_f2fs::F2fs::format(dev, raw.fs.f2fs.clone()).context("f2fs: mkfs failed")?;
+            bench(PageCache::new(fs, raw.fs.cache.clone(), 0), spec)
         }
     }
 }

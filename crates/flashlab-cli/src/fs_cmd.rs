@@ -12,6 +12,9 @@ pub enum FsCmd {
     Powercut(FsArgs),
     /// Run a file workload (`[fs.workload]`) on a file system (`[fs] kind`).
     Bench(FsArgs),
+    /// Mount flashfs (over UBI over simulated NAND, real bytes) on MOUNTDIR through FUSE
+    /// (docs/fuse.md), until `umount MOUNTDIR` or Ctrl-C.
+    Mount(crate::fs_mount_cmd::MountArgs),
 }
 
 #[derive(Args)]
@@ -24,6 +27,7 @@ pub fn fs(cmd: FsCmd) -> anyhow::Result<()> {
     let a = match cmd {
         FsCmd::Powercut(a) => a,
         FsCmd::Bench(a) => return crate::fs_bench::fs_bench(a.c),
+        FsCmd::Mount(a) => return crate::fs_mount_cmd::mount(a),
     };
     let (raw, _) = load_config(&a.c.config, &a.c.sets)?;
     let campaign = raw.resolve_flashfs()?;

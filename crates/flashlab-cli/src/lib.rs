@@ -7,9 +7,11 @@
 
 pub mod api;
 pub mod bench;
+pub mod blockdev_cmd;
 pub mod config_cmd;
 pub mod fs_bench;
 pub mod fs_cmd;
+pub mod fs_mount_cmd;
 pub mod hotness;
 pub mod observe;
 

@@ -2,7 +2,7 @@
 //! time, draws progress; everything else happens in the library crates.
 
 use clap::{Parser, Subcommand};
-use flashlab_cli::{bench, config_cmd, fs_cmd, hotness, one_line, reproduce, run, sweep_cmd, trace_cmd};
+use flashlab_cli::{bench, blockdev_cmd, config_cmd, fs_cmd, hotness, one_line, reproduce, run, sweep_cmd, trace_cmd};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -34,6 +34,9 @@ enum Cmd {
     /// The raw-flash file system: power-cut campaigns.
     #[command(subcommand)]
     Fs(fs_cmd::FsCmd),
+    /// Serve the simulated SSD as a disk file through FUSE (docs/fuse.md).
+    #[command(subcommand)]
+    Blockdev(blockdev_cmd::BlockdevCmd),
     /// Compare hot-data identifiers on a workload.
     Hotness(hotness::HotnessArgs),
     /// Run a parameter sweep (grid × seeds) in parallel, resumable.
@@ -61,6 +64,7 @@ fn main() {
         Cmd::Trace(t) => trace_cmd::trace(t),
         Cmd::Hotness(a) => hotness::hotness(a),
         Cmd::Fs(c) => fs_cmd::fs(c),
+        Cmd::Blockdev(c) => blockdev_cmd::blockdev(c),
         Cmd::Sweep(a) => sweep_cmd::sweep(a),
         Cmd::Reproduce { name, out, quick } => reproduce::reproduce(&name, out, quick),
     };

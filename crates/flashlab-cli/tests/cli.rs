@@ -391,6 +391,7 @@ fn sweep_errors_name_the_point_or_key() {
     assert!(fails(&["sweep", s.to_str().unwrap(), "--quiet"]).contains("list the seeds in `seeds`"));
 }
 
+mod fuse;
 mod hostile;
 mod new_user;
 
@@ -417,6 +418,38 @@ fn fs_bench_runs_iozone_on_flashfs_and_jffs2_with_phases_and_causes() {
         assert!(v["phases"][1]["throughput_mib_s"].as_f64().unwrap() > 0.0);
         assert_eq!(v["enospc"], false);
     }
+}
+
+#[test]
+fn fs_bench_runs_iozone_on_f2fs_over_the_ssd() {
+    let cfg = "[device]\npage_bytes = 4096\nchannels = 2\nchips_per_channel = 1\ndies_per_chip = 2\n\
+               planes_per_die = 1\nblocks_per_plane = 128\npages_per_block = 64\nspare_factor = 0.1\n\
+               [fs]\nkind = \"f2fs\"\n[fs.workload]\nfile_kib = 256\nutilisation = 40.0\n[fs.f2fs]\nstrict = true\n";
+    let (_d, p) = tmp("f2fs.toml", cfg);
+    let p = p.to_str().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&ok(&["fs", "bench", p, "--json", "-"])).unwrap();
+    assert_eq!((v["fs_kind"].as_str(), v["workload"].as_str()), (Some("f2fs"), Some("iozone")));
+    assert_eq!(v["app_bytes_written"].as_u64(), Some((3 * 64 + 16) * 4096));
+    let w = &v["fs_writes"];
+    let sum: u64 =
+        ["data", "metadata", "journal", "checkpoint", "cleaning"].iter().map(|c| w[c].as_u64().unwrap()).sum();
+    assert_eq!(v["fs_write_bytes"].as_u64(), Some(sum));
+    assert!(w["data"].as_u64().unwrap() > 0 && w["checkpoint"].as_u64().unwrap() > 0, "{w}");
+    assert_eq!(w["journal"].as_u64(), Some(0));
+    // The SSD's full result with the model's counters and mkfs figures.
+    let d = &v["device"];
+    assert!(d["waf"].is_number() && d["nand_program_pages"].as_u64().unwrap() > 0, "{d}");
+    assert!(d["trim_requests"].as_u64().unwrap() >= 1, "mkfs TRIMs the device");
+    assert_eq!(d["f2fs"]["data_blocks_written"].as_u64().unwrap() * 4096, w["data"].as_u64().unwrap());
+    assert!(d["f2fs"]["main_segments"].as_u64().unwrap() > 0 && d["f2fs"]["checkpoints"].as_u64().unwrap() > 0);
+    assert_eq!(v["enospc"], false);
+    // Bad [fs.f2fs] values: one line naming the key.
+    let e = fails(&["fs", "bench", p, "--set", "fs.f2fs.segs_per_sec=3"]);
+    assert!(e.contains("fs.f2fs.segs_per_sec") && e.contains("power of two") && e.lines().count() == 1, "{e}");
+    let e = fails(&["fs", "bench", p, "--set", "fs.f2fs.ipu_policy=\"often\""]);
+    assert!(e.contains("ipu_policy") && e.lines().count() == 1, "{e}");
+    let e = fails(&["fs", "bench", p, "--set", "fs.f2fs.bogus=1"]);
+    assert!(e.contains("bogus") && e.lines().count() == 1, "{e}");
 }
 
 #[test]

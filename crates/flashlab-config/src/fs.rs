@@ -20,11 +20,18 @@ pub struct RawFs {
     /// The page cache of the host file systems (flashfs uses `flashfs.fs.cache`).
     pub cache: CacheSettings,
     pub workload: RawFsWorkload,
+    /// `[fs.f2fs]`: the F2FS-like model's mkfs and mount options.
+    pub f2fs: flashlab_f2fs::F2fsSettings,
 }
 
 impl Default for RawFs {
     fn default() -> Self {
-        Self { kind: "flashfs".into(), cache: CacheSettings::default(), workload: RawFsWorkload::default() }
+        Self {
+            kind: "flashfs".into(),
+            cache: CacheSettings::default(),
+            workload: RawFsWorkload::default(),
+            f2fs: flashlab_f2fs::F2fsSettings::default(),
+        }
     }
 }
 
@@ -150,6 +157,10 @@ impl RawConfig {
             key: format!("fs.cache.{}", e.key),
             message: e.expected.to_string(),
         })?;
+        self.fs
+            .f2fs
+            .validate()
+            .map_err(|e| ConfigError::Setting { key: format!("fs.f2fs.{}", e.key), message: e.expected })?;
         Ok(BenchSpec { workload, utilisation_pct: u })
     }
 }

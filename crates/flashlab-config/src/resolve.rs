@@ -193,6 +193,7 @@ impl RawConfig {
             logical_pages,
             free_blocks_min: self.gc.free_blocks_min,
             victim: self.victim()?,
+            external_victim: None,
             gc_streams: self.ftl.gc_streams,
             trigger: self.trigger()?,
             background_max_valid: fraction("gc.background_max_valid", self.gc.background_max_valid)?,

@@ -1,5 +1,8 @@
 //! Runs the power-cut campaigns quoted in docs/flashfs.md:
 //! `cargo run --release -p flashlab-flashfs --example powercut`
+//! (`-- N` runs only the N-th; `-- defaults [OPS [PREFILL]]` runs the
+//! default campaign of `flashlab fs powercut`, optionally with other
+//! `workload_ops` / `prefill_bytes`).
 
 use flashlab_flashfs::powercut::{run_campaign, CampaignSettings};
 use flashlab_mtd::NandSettings;
@@ -10,9 +13,21 @@ fn main() {
     let mut faults = NandSettings::small(32, 16, 2048);
     faults.faults.bitflip_per_read = 0.005;
     faults.faults.program_fail_per_op = 0.001;
-    let only = std::env::args().nth(1).and_then(|a| a.parse::<usize>().ok());
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "defaults") {
+        let mut s = base.clone();
+        if let Some(n) = args.get(1).and_then(|a| a.parse().ok()) {
+            s.workload_ops = n;
+        }
+        if let Some(n) = args.get(2).and_then(|a| a.parse().ok()) {
+            s.prefill_bytes = n;
+        }
+        report("defaults", &s);
+        return;
+    }
+    let only = args.first().and_then(|a| a.parse::<usize>().ok());
     let runs = [
-        ("64x16x2KiB, every op", CampaignSettings { workload_ops: 1500, ..base.clone() }),
+        ("64x16x2KiB, every op", CampaignSettings { workload_ops: 1500, prefill_bytes: 0, ..base.clone() }),
         (
             "64x16x2KiB, 1 MB prefilled (GC), every op",
             CampaignSettings {
@@ -45,13 +60,19 @@ fn main() {
         if only.is_some_and(|o| o != i) {
             continue;
         }
+        report(name, &s);
+    }
+}
+
+fn report(name: &str, s: &CampaignSettings) {
+    {
         let t = std::time::Instant::now();
-        let mut r = run_campaign(&s);
+        let mut r = run_campaign(s);
         let st = r.workload_stats.take().unwrap_or_default();
         println!(
-            "{name}: cut_points {} recoveries {} lost_fsynced_bytes {} invariant_violations {} panics {} | uncut run: {} NAND ops, {} fsyncs, {} GC runs, {} commits, {} WL moves, {} scrubs | mean recovery {:.0} NAND ops | {:.1}s",
+            "{name}: cut_points {} recoveries {} lost_fsynced_bytes {} invariant_violations {} panics {} | uncut run: {} NAND ops, {} fsyncs, {} GC runs, {} commits ({} background), {} erases, {} WL moves, {} scrubs | mean recovery {:.0} NAND ops | {:.1}s",
             r.cut_points, r.recoveries, r.lost_fsynced_bytes, r.invariant_violations, r.panics,
-            r.workload_nand_ops, r.workload_fsyncs, st.gc_runs, st.commits, st.wl_moves, st.scrubs,
+            r.workload_nand_ops, r.workload_fsyncs, st.gc_runs, st.commits, st.fs.bg_commits, st.erases, st.wl_moves, st.scrubs,
             r.mean_recovery_nand_ops, t.elapsed().as_secs_f64()
         );
         for f in &r.failures {

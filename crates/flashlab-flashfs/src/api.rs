@@ -144,15 +144,20 @@ impl Fs {
         if self.lookup(parent, &name)?.is_some() {
             return Err(Errno::EEXIST.into());
         }
-        self.budget((INO_NODE_BYTES + DENT_NODE_BYTES + 8 + name.len()) as u64, false)?;
+        self.budget((2 * INO_NODE_BYTES + DENT_NODE_BYTES + 8 + name.len()) as u64, false)?;
         let inum = self.highest_inum + 1;
         self.highest_inum = inum;
         let ino = InoNode { inum, nlink: 1, size: 0, is_dir };
         let dent = DentNode { parent, name: name.clone(), target: inum, is_dir };
-        let h = self.pick_head(Class::Meta, &[Key::ino(inum), Key::dent(parent, &name)], &[]);
-        let locs = self.journal_write(h, &[Node::Ino(ino.clone()), Node::Dent(dent)])?;
-        self.idx_set(h, &Key::ino(inum), locs[0]);
-        self.idx_set(h, &Key::dent(parent, &name), locs[1]);
+        // ubifs_jnl_update (journal.c): the entry, the new inode and the
+        // parent directory's inode (its size and times change), one group.
+        let pino = self.inode(parent)?;
+        let keys = [Key::ino(inum), Key::dent(parent, &name), Key::ino(parent)];
+        let h = self.pick_head(Class::Meta, &keys, &[]);
+        let locs = self.journal_write(h, &[Node::Ino(ino.clone()), Node::Dent(dent), Node::Ino(pino)])?;
+        self.idx_set(h, &keys[0], locs[0]);
+        self.idx_set(h, &keys[1], locs[1]);
+        self.idx_set(h, &keys[2], locs[2]);
         self.inodes.insert(inum, ino);
         self.counters.ops += 1;
         Ok(inum)
@@ -416,13 +421,19 @@ impl Fs {
             (true, true) if !self.dir_is_empty(inum) => return Err(Errno::ENOTEMPTY.into()),
             _ => {}
         }
-        self.budget((DENT_NODE_BYTES + 8 + INO_NODE_BYTES + name.len()) as u64, true)?;
+        self.budget((DENT_NODE_BYTES + 8 + 2 * INO_NODE_BYTES + name.len()) as u64, true)?;
         let ino = InoNode { nlink: 0, ..self.inode(inum)? };
         let del = DentNode { parent, name: name.clone(), target: 0, is_dir };
-        let h = self.pick_head(Class::Meta, &[Key::dent(parent, &name), Key::ino(inum)], &[inum]);
-        let locs = self.journal_write(h, &[Node::Dent(del), Node::Ino(ino.clone())])?;
+        // ubifs_jnl_update with deletion: the deletion entry, the inode
+        // (nlink 0) and the parent directory's inode, one group; the
+        // inode's deletion at its last close adds nothing more when no
+        // commit came between (ubifs_jnl_delete_inode's fast path).
+        let pino = self.inode(parent)?;
+        let h = self.pick_head(Class::Meta, &[Key::dent(parent, &name), Key::ino(inum), Key::ino(parent)], &[inum]);
+        let locs = self.journal_write(h, &[Node::Dent(del), Node::Ino(ino.clone()), Node::Ino(pino)])?;
         self.idx_del(h, &Key::dent(parent, &name));
         self.obsolete(locs[0]);
+        self.idx_set(h, &Key::ino(parent), locs[2]);
         self.drop_link(h, ino, locs[1]);
         self.counters.ops += 1;
         Ok(())
@@ -601,8 +612,11 @@ impl Fs {
         self.ubifs_statfs()
     }
 
-    /// Syncs, commits with the clean flag, writes UBI's fastmap, and
-    /// returns UBI. Open handles are dropped (unlinked open files deleted).
+    /// Unmounts as Linux does: `sync_filesystem` (→ `ubifs_sync_fs`: sync
+    /// the write buffers, commit unless there is nothing to commit), then
+    /// `ubifs_put_super` (sync the write buffers, rewrite the master node
+    /// with the clean flag), then UBI's fastmap if enabled. Returns UBI.
+    /// Open handles are dropped first (unlinked open files deleted).
     pub fn unmount(mut self) -> Result<Ubi, crate::error::MountFailure> {
         let r = self.do_unmount();
         match r {
@@ -616,14 +630,24 @@ impl Fs {
         for fd in self.fds.keys().copied().collect::<Vec<_>>() {
             self.do_close(fd)?;
         }
-        // UBIFS's ubifs_put_super only syncs and rewrites the master node
-        // (no commit); flashfs still commits here, because its mount trusts
-        // the LPT's free space of LEBs outside the journal (see
-        // docs/flashfs.md, "How flashfs differs from UBIFS").
-        self.in_commit = true;
-        let r = self.do_commit(true, true);
-        self.in_commit = false;
-        r?;
+        // ubifs_sync_fs (super.c), from generic_shutdown_super's
+        // sync_filesystem: the commit makes the LPT on flash exact, so the
+        // next mount need not recover anything.
+        self.sync_heads()?;
+        if !self.nothing_to_commit() {
+            self.in_commit = true;
+            let r = self.do_commit(true);
+            self.in_commit = false;
+            r?;
+        }
+        // ubifs_put_super: sync the write buffers (nothing is left in them)
+        // and rewrite the master without UBIFS_MST_DIRTY and with
+        // UBIFS_MST_NO_ORPHS (every orphan died at its last close above).
+        self.sync_heads()?;
+        let orph = if self.orphans.is_empty() { None } else { self.mst.orph };
+        let m = crate::node::MstNode { clean: true, orph, highest_inum: self.highest_inum, ..self.mst.clone() };
+        self.write_master(&m)?;
+        self.mst = m;
         self.ubi.detach()?;
         Ok(())
     }

@@ -27,7 +27,7 @@ impl Fs {
             return Ok(());
         }
         self.in_commit = true;
-        let r = self.do_commit(false, force_full);
+        let r = self.do_commit(force_full);
         self.in_commit = false;
         if r.is_err() {
             // The in-memory index may now differ from the last master:
@@ -38,17 +38,20 @@ impl Fs {
         r
     }
 
-    pub(crate) fn do_commit(&mut self, clean: bool, force_full: bool) -> FsResult<()> {
-        let full = clean || force_full || self.hot_commit_due();
+    /// UBIFS's `nothing_to_commit` (commit.c): neither the index (TNC) nor
+    /// the LEB properties (LPT) changed since the last commit, and no
+    /// delayed hot journal is waiting. `ubifs_run_commit` then writes
+    /// nothing.
+    pub(crate) fn nothing_to_commit(&self) -> bool {
+        self.tnc.dirty_count() == 0 && !self.lp.any_changed() && self.hot.overlay.is_empty() && self.hot.buds.is_empty()
+    }
+
+    pub(crate) fn do_commit(&mut self, force_full: bool) -> FsResult<()> {
+        let full = force_full || self.hot_commit_due();
         self.sync_heads()?;
         self.gc_start_commit()?;
         if full {
             self.apply_overlay();
-        }
-        if clean {
-            for h in self.heads.iter_mut() {
-                h.lnum = None;
-            }
         }
         self.index_gc_mark();
         let root = self.write_index()?;
@@ -69,19 +72,19 @@ impl Fs {
             highest_inum: self.highest_inum,
             root,
             lpt_root: Some(lpt_root),
-            orph: Some(orph),
+            orph,
             log_lnum,
             idx_head: self.idx_head.lnum.unwrap_or(u32::MAX),
-            clean,
+            clean: false,
         };
         self.write_master(&m)?;
+        self.mst = m;
         self.gc_end_commit(&idx_gc)?;
         self.finish_log_switch(log_lnum)?;
         self.commit_no += 1;
         if self.lpt.swapped {
             self.lpt_area ^= 1;
         }
-        self.orph_area ^= 1;
         self.counters.commits += 1;
         self.bg_commit = false;
         self.finish_hot_commit(full);
@@ -374,16 +377,32 @@ impl Fs {
         Ok(())
     }
 
-    fn write_orphans(&mut self) -> FsResult<Loc> {
+    /// The orphan list, written only when it is not empty and differs from
+    /// the list this mount last wrote (`ubifs_orphan_end_commit` writes only
+    /// when there are new orphans, `c->cmt_orphans`); into the inactive
+    /// orphan LEB, so the master still in force keeps its list.
+    fn write_orphans(&mut self) -> FsResult<Option<Loc>> {
+        let inums: Vec<u32> = self.orphans.iter().copied().collect();
+        if inums.is_empty() {
+            self.orph_written = None;
+            return Ok(None);
+        }
+        if let Some((loc, w)) = &self.orph_written {
+            if *w == inums {
+                return Ok(Some(*loc));
+            }
+        }
         let area = self.orph_area ^ 1;
         let lnum = self.geo.orph_first + area;
         let sq = self.next_sqnum();
-        let inums: Vec<u32> = self.orphans.iter().copied().collect();
-        let b = Node::Orph { commit_no: self.commit_no + 1, inums }.encode(sq, G_NONE);
+        let b = Node::Orph { commit_no: self.commit_no + 1, inums: inums.clone() }.encode(sq, G_NONE);
         let len = u32::from_le_bytes([b[16], b[17], b[18], b[19]]);
         self.unmap(lnum, Cause::Meta)?;
         self.write_padded(lnum, 0, b, Cause::Meta)?;
-        Ok(Loc { lnum, offs: 0, len })
+        let loc = Loc { lnum, offs: 0, len };
+        self.orph_area = area;
+        self.orph_written = Some((loc, inums));
+        Ok(Some(loc))
     }
 
     /// Bitmaps of LEBs `first..first+n` for the LPT (empty when off).

@@ -89,6 +89,12 @@ pub struct Fs {
     /// appends (none after mount: the next commit rewrites the whole tree).
     pub(crate) lpt: crate::lprops::LptPlace,
     pub(crate) orph_area: u32,
+    /// The orphan list this mount's commits last wrote and where (reused by
+    /// later commits while the list is unchanged).
+    pub(crate) orph_written: Option<(Loc, Vec<u32>)>,
+    /// The master node on flash (UBIFS's `c->mst_node`): unmount and mount
+    /// rewrite it with the clean flag changed.
+    pub(crate) mst: crate::node::MstNode,
     pub(crate) master_next: [u32; 2],
     pub(crate) orphans: BTreeSet<u32>,
     pub(crate) fds: BTreeMap<Fd, u32>,
@@ -137,6 +143,8 @@ impl Fs {
             lpt: Default::default(),
 
             orph_area: 0,
+            orph_written: None,
+            mst: Default::default(),
             master_next: [0, 0],
             orphans: BTreeSet::new(),
             fds: BTreeMap::new(),

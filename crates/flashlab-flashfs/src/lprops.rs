@@ -167,6 +167,28 @@ impl LpTable {
         self.recount();
     }
 
+    /// Every LEB's properties (to compare against later).
+    pub fn snapshot(&self) -> Vec<Lprops> {
+        self.v.clone()
+    }
+
+    /// Marks as changed exactly the pnodes holding a LEB whose properties
+    /// differ from `old` (clears every other mark).
+    pub fn changed_since(&mut self, old: &[Lprops]) {
+        self.changed.fill(false);
+        for (l, (now, was)) in self.v.iter().zip(old).enumerate() {
+            if now != was {
+                self.changed[l / 4] = true;
+            }
+        }
+    }
+
+    /// Whether any pnode changed since [`LpTable::take_changed`] (UBIFS:
+    /// the LPT root is dirty).
+    pub fn any_changed(&self) -> bool {
+        self.changed.contains(&true)
+    }
+
     /// Pnodes changed since the last call, in increasing order; clears the marks.
     pub fn take_changed(&mut self) -> Vec<u32> {
         let out = (0..self.changed.len() as u32).filter(|i| self.changed[*i as usize]).collect();

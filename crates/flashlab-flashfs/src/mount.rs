@@ -100,7 +100,12 @@ impl Fs {
         let m = self.read_master()?;
         self.commit_no = m.commit_no;
         self.highest_inum = m.highest_inum;
-        self.load_lpt(m.lpt_root.ok_or(corrupt("no LPT"))?)?;
+        let lpt_root = m.lpt_root.ok_or(corrupt("no LPT"))?;
+        self.load_lpt(lpt_root)?;
+        self.restore_lpt_head(lpt_root);
+        // What was just loaded is what is on flash: only what differs from
+        // it after replay and recovery makes the LPT dirty (below).
+        let on_flash = self.lp.snapshot();
         if let Some(r) = m.root {
             let root = self.load_znode(r, 64, &mut PageCache::new())?;
             self.tnc.set_root(Some(root));
@@ -109,8 +114,16 @@ impl Fs {
         let replayed = self.replay(&m)?;
         self.restore_idx_head(m.idx_head);
         let orphans = self.process_orphans()?;
+        self.lp.changed_since(&on_flash);
+        self.mst = m.clone();
         if replayed || orphans || !m.clean {
             self.commit_full()?;
+        } else {
+            // mount_ubifs: a read-write mount sets UBIFS_MST_DIRTY in the
+            // master node on flash at once, so a later cut is noticed.
+            let dirty = MstNode { clean: false, ..m };
+            self.write_master(&dirty)?;
+            self.mst = dirty;
         }
         Ok(())
     }
@@ -152,7 +165,7 @@ impl Fs {
                 next = (p + 1) * io;
                 let page = &page[..];
                 if let Ok((h, Node::Mst(m))) = parse_node(page) {
-                    if best.as_ref().map_or(true, |(c, s, _)| (m.commit_no, h.sqnum) > (*c, *s)) {
+                    if best.as_ref().is_none_or(|(c, s, _)| (m.commit_no, h.sqnum) > (*c, *s)) {
                         best = Some((m.commit_no, h.sqnum, m));
                     }
                 }
@@ -164,13 +177,26 @@ impl Fs {
         Ok(m)
     }
 
+    /// Loads the LEB properties from the LPT and records where each of its
+    /// nodes is (`levels`, as the commits that wrote them left them).
     fn load_lpt(&mut self, root: crate::node::Loc) -> FsResult<()> {
         self.lpt_area = u32::from(root.lnum >= self.geo.lpt_first + self.geo.lpt_lebs);
-        let mut stack = vec![root];
+        let mut sizes = vec![self.lp.len().div_ceil(4)];
+        while sizes[sizes.len() - 1] > 1 {
+            sizes.push(sizes[sizes.len() - 1].div_ceil(4));
+        }
+        let zero = crate::node::Loc { lnum: 0, offs: 0, len: 0 };
+        let mut levels: Vec<Vec<crate::node::Loc>> = sizes.iter().map(|n| vec![zero; *n]).collect();
+        let mut stack = vec![(sizes.len() - 1, 0usize, root)];
         let mut cache = PageCache::new();
-        while let Some(loc) = stack.pop() {
+        while let Some((k, i, loc)) = stack.pop() {
+            if let Some(slot) = levels.get_mut(k).and_then(|v| v.get_mut(i)) {
+                *slot = loc;
+            }
             match self.read_cached(loc, &mut cache)? {
-                Node::Lpt(LptNode::Nnode { children }) => stack.extend(children),
+                Node::Lpt(LptNode::Nnode { children }) if k > 0 => {
+                    stack.extend(children.into_iter().enumerate().map(|(j, c)| (k - 1, i * 4 + j, c)))
+                }
                 Node::Lpt(LptNode::Pnode { first, props, .. }) => {
                     for (i, (free, dirty, flags)) in props.into_iter().enumerate() {
                         let l = first + i as u32;
@@ -182,7 +208,27 @@ impl Fs {
                 _ => return Err(corrupt("bad LPT node")),
             }
         }
+        self.lpt = crate::lprops::LptPlace { levels, head: None, swapped: false };
         Ok(())
+    }
+
+    /// Commits after this mount append to the LPT after its root (the last
+    /// node the last commit wrote), as UBIFS continues its LPT head
+    /// (`nhead_lnum`/`nhead_offs` in the master), but only if the rest of
+    /// that LEB is erased (an interrupted commit may have written there);
+    /// otherwise the next commit rewrites the whole tree.
+    fn restore_lpt_head(&mut self, root: crate::node::Loc) {
+        let io = self.geo.min_io;
+        let offs = (root.offs + root.len).next_multiple_of(io);
+        if offs >= self.geo.leb_bytes {
+            return;
+        }
+        let mut tail = vec![0u8; (self.geo.leb_bytes - offs) as usize];
+        if self.ubi.leb_read(self.vol, root.lnum, offs, &mut tail, Cause::Mount).is_ok()
+            && tail.iter().all(|b| *b == 0xFF)
+        {
+            self.lpt.head = Some((root.lnum, offs));
+        }
     }
 
     /// Reads a node through a page cache (index and LPT nodes are packed,

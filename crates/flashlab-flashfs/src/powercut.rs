@@ -37,6 +37,14 @@ pub struct CampaignSettings {
     pub prefill_bytes: u32,
 }
 
+/// The default campaign cuts at every NAND operation of a run that reaches
+/// each kind of write flashfs makes, so that its cut points are not more of
+/// the same: 1.1 MB of older files on the 2 MiB device leave GC work (moves,
+/// the syncs before a victim is unmapped, unmaps), 600 operations give
+/// journal writes of every head, log references, commits (index, LPT,
+/// orphans, commit-start node, master, unmaps) and ENOSPC near full, and
+/// the run ends with a sync, a clean unmount (its commit and master write)
+/// and a remount (its master write). About 2 000 cut points.
 impl Default for CampaignSettings {
     fn default() -> Self {
         Self {
@@ -44,11 +52,11 @@ impl Default for CampaignSettings {
             ubi: UbiSettings::default(),
             fs: FsSettings::default(),
             workload_seed: 1,
-            workload_ops: 120,
+            workload_ops: 600,
             every_k_ops: 1,
             max_cut_points: 0,
             max_file_bytes: 24_000,
-            prefill_bytes: 0,
+            prefill_bytes: 1_100_000,
         }
     }
 }
@@ -316,7 +324,11 @@ fn run_workload_on<F: OnFlash>(mut nand: Nand, s: &CampaignSettings, ops: &[Op],
         }
     };
     let mut held = Vec::new();
-    for (i, op) in ops.iter().enumerate() {
+    // The run ends by closing every handle and syncing, then unmounts and
+    // mounts again (below), so that cuts also land in the unmount's commit
+    // and master write and in the next mount.
+    let closing = [Op::CloseAll, Op::Sync];
+    for (i, op) in ops.iter().chain(closing.iter()).enumerate() {
         let r = apply_fs(&mut fs, &mut held, op);
         let powered_off = fs.flash().ubi().nand().is_powered_off();
         match r {
@@ -358,11 +370,22 @@ fn run_workload_on<F: OnFlash>(mut nand: Nand, s: &CampaignSettings, ops: &[Op],
         }
     }
     let stats = Box::new(fs.flash().stats());
-    let n = fs.into_flash_lost().into_ubi().into_nand();
-    if n.is_powered_off() {
-        Run::Cut(n, t)
-    } else {
-        Run::Done(n, t, stats)
+    // Nothing is left in the cache after the closing sync.
+    let media = |n: &Nand| n.stats().uncorrectable_reads > media0;
+    // An injected media error in this closing unmount or remount ends the
+    // run as done: the workload itself finished.
+    let nand = match fs.into_flash_lost().unmount() {
+        Ok(ubi) => ubi.into_nand(),
+        Err(f) if f.ubi.nand().is_powered_off() => return Run::Cut(f.ubi.into_nand(), t),
+        Err(f) if media(f.ubi.nand()) || is_media_error(&f.error) => return Run::Done(f.ubi.into_nand(), t, stats),
+        Err(f) => return Run::Broken(format!("unmount: {}", f.error), false),
+    };
+    match mount(nand, s) {
+        Ok(fs) if fs.ubi().nand().is_powered_off() => Run::Cut(fs.into_ubi().into_nand(), t),
+        Ok(fs) => Run::Done(fs.into_ubi().into_nand(), t, stats),
+        Err((Some(n), _)) if n.is_powered_off() => Run::Cut(n, t),
+        Err((Some(n), e)) if is_media_error(&e) || media(&n) => Run::Done(n, t, stats),
+        Err((_, e)) => Run::Broken(format!("remount: {e}"), is_media_error(&e)),
     }
 }
 

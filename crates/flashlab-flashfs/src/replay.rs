@@ -94,7 +94,8 @@ impl Fs {
         }
     }
 
-    /// Replays the journal; returns true if it held any bud.
+    /// Replays the journal; returns true if it held any node (buds whose
+    /// referenced part is empty, as after a clean unmount, replay nothing).
     pub(crate) fn replay(&mut self, m: &MstNode) -> FsResult<bool> {
         self.lp.update_all(|_, p| p.flags &= !F_BUD);
         let (buds, last_log, used) = self.read_log(m)?;
@@ -104,6 +105,14 @@ impl Fs {
             self.replay_bud(b, &mut nodes)?;
         }
         nodes.sort_by_key(|(sq, _, _)| *sq);
+        let any = !nodes.is_empty();
+        // The journal's size counts each bud from its referenced offset
+        // (`ubifs_add_bud`), as `clear_buds` does after a commit.
+        let mut starts = std::collections::BTreeMap::new();
+        for b in &buds {
+            starts.entry(b.lnum).or_insert(b.offs);
+        }
+        self.bud_start_bytes = starts.values().map(|o| *o as u64).sum();
         let mut max_inum = self.highest_inum;
         let mut touched = std::collections::BTreeSet::new();
         for (sq, n, loc) in nodes {
@@ -119,7 +128,7 @@ impl Fs {
         self.trim_beyond_eof(touched)?;
         self.recompute_dirty();
         self.counters.replayed_buds += buds.len() as u64;
-        Ok(!buds.is_empty())
+        Ok(any)
     }
 
     fn replay_bud(&mut self, b: &Bud, out: &mut Vec<(u64, Node, Loc)>) -> FsResult<()> {

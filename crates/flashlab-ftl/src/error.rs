@@ -11,6 +11,8 @@ pub enum FtlError {
     StripeOrder(String),
     #[error("unknown GC victim policy {0:?}; valid: greedy, fifo, random, d-choices, cost-benefit, cat, weco, wpo")]
     UnknownVictim(String),
+    #[error("external GC victim policy: {0}")]
+    ExternalVictim(String),
     #[error("gc.d_choices must be at least 1")]
     DChoices,
     #[error("write stream {stream} does not exist: the FTL has {streams} host streams")]

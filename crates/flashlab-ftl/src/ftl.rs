@@ -125,6 +125,8 @@ pub struct PageFtl {
     cursor: usize,
     pub(crate) index: ClosedIndex,
     pub(crate) rng: Xoshiro256PlusPlus,
+    /// An external victim policy's error, until GC reports it.
+    pub(crate) external_error: Option<String>,
     /// Host pages written so far: the logical clock of cost-benefit ages.
     pub(crate) clock: u64,
     next_tag: u32,
@@ -210,6 +212,7 @@ impl PageFtl {
             cursor: 0,
             index,
             rng: Xoshiro256PlusPlus::seed_from_u64(s.seed),
+            external_error: None,
             clock: 0,
             next_tag: 0,
             stats: FtlStats::default(),

@@ -2,7 +2,8 @@
 //! migration to the GC frontier, erase.
 
 use crate::ftl::{Role, NO_BLOCK};
-use crate::victim::{BlockInfo, BlockView, VictimSelector};
+use crate::victim::{BlockInfo, BlockView, VictimPolicy, VictimSelector};
+use crate::{Candidate, PlaneInfo};
 use crate::{DtParams, FtlError, GcRequest, PageFtl, Trigger};
 use flashlab_nand::{Cause, OpKind};
 
@@ -117,14 +118,49 @@ impl PageFtl {
         (self.s.free_blocks_min + extra) as usize
     }
 
-    /// Ask the policy for a victim in `plane`.
+    /// Ask the policy for a victim in `plane`. An external policy's error is kept in
+    /// `external_error` (the caller turns it into [`FtlError::ExternalVictim`]).
     pub fn choose_victim(&mut self, plane: u32) -> Option<u32> {
+        if self.s.victim == VictimPolicy::External {
+            return self.choose_external(plane);
+        }
         let oldest = self.index.oldest(plane);
         let mut rng = self.rng.clone();
         let view = PlaneView { ftl: self, plane, oldest };
         let v = self.s.victim.choose(&view, &mut rng);
         self.rng = rng;
         v
+    }
+
+    /// Ask the external callback, with the plane's candidates in greedy order.
+    fn choose_external(&mut self, plane: u32) -> Option<u32> {
+        let Some(cb) = self.s.external_victim.clone() else {
+            self.external_error = Some("gc.victim = external needs a callback (library API only)".into());
+            return None;
+        };
+        let mut blocks = Vec::new();
+        self.index.greedy_order(plane, &mut blocks);
+        if blocks.is_empty() {
+            return None;
+        }
+        let cands: Vec<Candidate> = blocks
+            .iter()
+            .map(|&b| Candidate {
+                block: b,
+                valid: self.nand.valid_count(b),
+                erase_count: self.nand.erase_count(b),
+                age: self.clock.saturating_sub(self.close_time[b as usize]),
+                temperature: self.block_temperature(b),
+            })
+            .collect();
+        let info = PlaneInfo { plane, pages_per_block: self.geo.pages_per_block, now: self.clock };
+        match cb.choose(info, &cands) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                self.external_error = Some(e);
+                None
+            }
+        }
     }
 
     /// Finish the GC run in progress in `plane`, or run a whole new one. Returns the victim.
@@ -269,12 +305,18 @@ impl PageFtl {
         let rng = self.rng.clone();
         let pick = self.choose_victim(plane);
         self.rng = rng;
-        pick.is_some_and(|v| self.nand.valid_count(v) <= limit)
+        // An external policy's error must reach start_gc, which reports it.
+        pick.is_some_and(|v| self.nand.valid_count(v) <= limit) || self.external_error.is_some()
     }
 
     /// Choose and claim a victim; `None` when no block is worth collecting.
     fn start_gc(&mut self, plane: u32) -> Result<Option<u32>, FtlError> {
-        let Some(victim) = self.choose_victim(plane) else { return Ok(None) };
+        let Some(victim) = self.choose_victim(plane) else {
+            return match self.external_error.take() {
+                Some(e) => Err(FtlError::ExternalVictim(e)),
+                None => Ok(None),
+            };
+        };
         if self.nand.valid_count(victim) == self.geo.pages_per_block && self.s.victim.needs_buckets() {
             return Ok(None);
         }

@@ -107,6 +107,23 @@ impl ClosedIndex {
         bk.head[base..base + self.ppb as usize + 1].iter().copied().find(|&b| b != NIL)
     }
 
+    /// The plane's candidates in greedy order: fewest valid pages first, each valid
+    /// count from its bucket's head (so the first is what [`Self::min_valid`] gives).
+    pub(crate) fn greedy_order(&self, plane: u32, out: &mut Vec<u32>) {
+        let Some(bk) = self.buckets.as_ref() else {
+            out.extend_from_slice(&self.lists[plane as usize]);
+            return;
+        };
+        let base = plane as usize * (self.ppb as usize + 1);
+        for &head in &bk.head[base..base + self.ppb as usize + 1] {
+            let mut b = head;
+            while b != NIL {
+                out.push(b);
+                b = bk.next[b as usize];
+            }
+        }
+    }
+
     /// Oldest closed block, dropping stale queue entries.
     pub(crate) fn oldest(&mut self, plane: u32) -> Option<u32> {
         let f = self.fifo.as_mut()?;

@@ -39,6 +39,8 @@ pub struct FtlSettings {
     /// Per-plane free blocks below which GC runs.
     pub free_blocks_min: u32,
     pub victim: VictimPolicy,
+    /// The callback `VictimPolicy::External` asks (set through the library API only).
+    pub external_victim: Option<crate::ExternalVictim>,
     pub stripe: StripeOrder,
     /// GC migrations go to their own frontier block (else they share host stream 0's).
     pub separate_gc_frontier: bool,

@@ -90,6 +90,9 @@ pub enum VictimPolicy {
     /// WPO-GC (seed 001): minimise (1 − a)·valid/pages + a·erases/(1 + max),
     /// a = 2 / (1 + e^(k/Δε)) for Δε = max − min > 0, else 0.
     Wpo { k: f64 },
+    /// A policy outside the crate ([`crate::ExternalVictim`], e.g. a Python callable),
+    /// asked by the FTL itself; not selectable by name in a config file.
+    External,
 }
 
 impl VictimPolicy {
@@ -121,11 +124,13 @@ impl VictimPolicy {
             Self::Cat => "cat",
             Self::Weco { .. } => "weco",
             Self::Wpo { .. } => "wpo",
+            Self::External => "external",
         }
     }
     /// Whether the FTL must keep the valid-count bucket index.
+    /// (An external policy gets its candidates in the greedy index's order.)
     pub fn needs_buckets(&self) -> bool {
-        matches!(self, Self::Greedy)
+        matches!(self, Self::Greedy | Self::External)
     }
     /// Whether the FTL must keep the FIFO queue of closed blocks.
     pub fn needs_fifo(&self) -> bool {
@@ -161,6 +166,8 @@ impl VictimSelector for VictimPolicy {
                 let a = wpo_weight(k, max - min);
                 lowest(view, |i, ppb, _| weighted_score(i, ppb, max, a))
             }
+            // The FTL asks the callback itself (gc.rs); a bare view has none to ask.
+            Self::External => None,
         }
     }
 }

@@ -13,10 +13,12 @@
 mod error;
 mod nand;
 mod settings;
+mod state;
 mod stats;
 mod store;
 
 pub use error::MtdError;
 pub use nand::{Nand, ReadInfo};
 pub use settings::{FaultSettings, NandSettings, SettingsError};
+pub use state::StateError;
 pub use stats::{Cause, CauseCounts, MtdStats, ALL_CAUSES};

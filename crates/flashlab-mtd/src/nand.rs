@@ -102,6 +102,47 @@ impl Nand {
         self.cut_at = None;
     }
 
+    // ---- Access for `state.rs` (saving and loading the device's content). ----
+
+    pub(crate) fn page_count(&self) -> usize {
+        self.programmed.len()
+    }
+
+    pub(crate) fn worn_flag(&self, block: usize) -> bool {
+        self.worn[block]
+    }
+
+    pub(crate) fn programmed_mask(&self, page: usize) -> u16 {
+        self.programmed[page]
+    }
+
+    pub(crate) fn oob_bytes_all(&self) -> &[u8] {
+        &self.oob
+    }
+
+    pub(crate) fn page_held(&self, page: usize) -> bool {
+        self.data.holds(page)
+    }
+
+    pub(crate) fn page_bytes_of(&self, page: usize, out: &mut [u8]) {
+        let ppb = self.cfg.pages_per_block as usize;
+        let pos = ((page % ppb) as u32) * self.cfg.page_bytes;
+        self.data.read((page / ppb) as u32, pos, out);
+    }
+
+    pub(crate) fn restore_tables(&mut self, erase: Vec<u32>, worn: Vec<bool>, masks: Vec<u16>, oob: Vec<u8>) {
+        assert!(erase.len() == self.erase_counts.len() && masks.len() == self.programmed.len());
+        assert!(oob.len() == self.oob.len() && worn.len() == self.worn.len());
+        (self.erase_counts, self.worn, self.programmed, self.oob) = (erase, worn, masks, oob);
+    }
+
+    pub(crate) fn restore_page(&mut self, page: usize, bytes: &[u8]) {
+        let ppb = self.cfg.pages_per_block as usize;
+        let (block, pos) = ((page / ppb) as u32, ((page % ppb) as u32) * self.cfg.page_bytes);
+        self.data.slice_mut(block, pos, bytes.len()).copy_from_slice(bytes);
+        self.data.compact(block, pos);
+    }
+
     fn page_index(&self, block: u32, page: u32) -> usize {
         (block * self.cfg.pages_per_block + page) as usize
     }

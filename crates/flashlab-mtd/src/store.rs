@@ -183,6 +183,11 @@ impl BlockStore {
         }
     }
 
+    /// Whether page slot `slot` holds bytes (was programmed since its last erase).
+    pub fn holds(&self, slot: usize) -> bool {
+        self.pages[slot].is_some()
+    }
+
     /// Bytes of page contents currently held, plus the slot table.
     pub fn allocated_bytes(&self) -> usize {
         self.allocated + self.pages.len() * (std::mem::size_of::<Option<Box<[u8]>>>() + 1)

@@ -154,3 +154,41 @@ fn settings_validate_and_deserialize() {
     assert_eq!(parsed.faults.seed, 3);
     assert!(serde_json::from_str::<NandSettings>(r#"{"blokcs": 64}"#).is_err());
 }
+
+#[test]
+fn saved_state_loads_to_the_same_content_and_wear() {
+    let cfg = NandSettings { faults: FaultSettings { factory_bad_blocks: 1, ..FaultSettings::default() }, ..small() };
+    let mut n = Nand::new(cfg.clone());
+    let data: Vec<u8> = (0..4096u32).map(|i| (i * 7) as u8).collect();
+    n.program(1, 2048, &data, Cause::Data).unwrap();
+    n.program(3, 0, &[0u8; 512], Cause::UbiHeader).unwrap();
+    n.program_oob(3, 1, &[5u8; 8], Cause::UbiHeader).unwrap();
+    n.erase(4, Cause::Gc).unwrap();
+    n.erase(4, Cause::Gc).unwrap();
+    let bytes = n.save_state();
+    let mut m = Nand::load_state(cfg.clone(), &bytes).unwrap();
+    assert_eq!(m.erase_counts(), n.erase_counts());
+    assert_eq!(m.bad_block_count(), n.bad_block_count());
+    let size = (cfg.pages_per_block * cfg.page_bytes) as usize;
+    for b in 0..cfg.blocks {
+        if n.is_bad(b).unwrap() {
+            continue;
+        }
+        let (mut x, mut y) = (vec![0; size], vec![0; size]);
+        n.read(b, 0, &mut x, Cause::Mount).unwrap();
+        m.read(b, 0, &mut y, Cause::Mount).unwrap();
+        assert_eq!(x, y, "block {b}");
+    }
+    // Programmed state is kept: a sub-page programmed before cannot be programmed again.
+    assert!(m.program(3, 0, &[1u8; 512], Cause::Data).is_err());
+    m.program(3, 512, &[1u8; 512], Cause::Data).unwrap();
+    let (mut ox, mut oy) = ([0u8; 8], [0u8; 8]);
+    n.read_oob(3, 1, &mut ox, Cause::Mount).unwrap();
+    m.read_oob(3, 1, &mut oy, Cause::Mount).unwrap();
+    assert_eq!(ox, oy);
+    // Errors: another geometry, junk, truncation.
+    let other = NandSettings { blocks: 9, ..cfg.clone() };
+    assert!(matches!(Nand::load_state(other, &bytes), Err(StateError::Geometry { .. })));
+    assert!(matches!(Nand::load_state(cfg.clone(), b"junk"), Err(StateError::Magic)));
+    assert!(matches!(Nand::load_state(cfg, &bytes[..bytes.len() - 1]), Err(StateError::Truncated(_))));
+}

@@ -16,3 +16,5 @@ mod module;
 mod ssd;
 #[cfg(feature = "python")]
 mod sweep;
+#[cfg(feature = "python")]
+mod victim;

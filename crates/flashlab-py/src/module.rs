@@ -80,7 +80,7 @@ type RunOutput<'py> = (String, Option<Bound<'py, PyDict>>, Option<Bound<'py, PyD
 
 /// Run a config; returns (result JSON, per-request columns or None, series columns or None).
 #[pyfunction]
-#[pyo3(signature = (path, text, sets, record_requests=false, series_every=None))]
+#[pyo3(signature = (path, text, sets, record_requests=false, series_every=None, gc_victim=None))]
 fn run<'py>(
     py: Python<'py>,
     path: Option<String>,
@@ -88,10 +88,18 @@ fn run<'py>(
     sets: Vec<String>,
     record_requests: bool,
     series_every: Option<u64>,
+    gc_victim: Option<Py<PyAny>>,
 ) -> PyResult<RunOutput<'py>> {
     let src = source(path, text);
     let mut rec = Recorder::new(record_requests, series_every);
-    let result = py.allow_threads(|| api::run(&src, &sets, &mut rec)).map_err(to_py)?;
+    let result = match gc_victim {
+        None => py.allow_threads(|| api::run(&src, &sets, &mut rec)),
+        Some(f) => {
+            let cb = flashlab_ftl::ExternalVictim::new(Box::new(crate::victim::PyVictim(f)));
+            py.allow_threads(|| api::run_external_victim(&src, &sets, &mut rec, cb))
+        }
+    }
+    .map_err(to_py)?;
     let requests = rec.requests.as_ref().map(|c| request_dict(py, c)).transpose()?;
     let series = series_every.map(|_| series_dict(py, &rec.series_points)).transpose()?;
     Ok((json(&result)?, requests, series))

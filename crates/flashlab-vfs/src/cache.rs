@@ -579,7 +579,12 @@ impl<F: FileSystem> FileSystem for PageCache<F> {
     /// makes them durable.
     fn fsync(&mut self, fd: Fd) -> Result<(), F::Error> {
         let d = self.enter(0)?;
-        let r = self.fd_inum(fd).and_then(|i| self.write_back_inode(i, Reason::Fsync)).and_then(|_| self.fs.fsync(fd));
+        let r = self.fd_inum(fd).and_then(|i| {
+            let dirty = self.inodes.get(&i).map_or(0, |n| n.dirty_pages.len() as u64);
+            self.fs.fsync_begin(i, dirty);
+            self.write_back_inode(i, Reason::Fsync)
+        });
+        let r = r.and_then(|_| self.fs.fsync(fd));
         self.leave(d, r)
     }
 
@@ -607,6 +612,10 @@ impl<F: FileSystem> FileSystem for PageCache<F> {
 
     fn write_inode(&mut self, inum: u32, size: u64) -> Result<(), F::Error> {
         self.fs.write_inode(inum, size)
+    }
+
+    fn fsync_begin(&mut self, inum: u32, dirty_pages: u64) {
+        self.fs.fsync_begin(inum, dirty_pages)
     }
 
     fn device_busy_ns(&self) -> u64 {

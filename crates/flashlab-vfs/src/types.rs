@@ -100,6 +100,9 @@ pub trait FileSystem {
     fn reserve_pages(&mut self, _pages: u64) -> Result<(), Self::Error> {
         Ok(())
     }
+    /// Called by fsync before it writes the file's `dirty_pages` dirty
+    /// pages back (F2FS sets `FI_NEED_IPU` here); default: nothing.
+    fn fsync_begin(&mut self, _inum: u32, _dirty_pages: u64) {}
     /// Returns the reservation of `pages` pages (written back or dropped).
     fn release_pages(&mut self, _pages: u64) {}
     /// Device time the file system has consumed so far (ns).

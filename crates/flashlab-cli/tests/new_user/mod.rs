@@ -198,7 +198,7 @@ fn output_paths_are_checked_before_the_run() {
 
 #[test]
 fn powercut_setup_and_media_errors_are_not_invariant_violations() {
-    let (_d, p) = tmp("pc.toml", "[flashfs]\nworkload_ops = 40\nevery_k_ops = 2\n");
+    let (_d, p) = tmp("pc.toml", "[flashfs]\nworkload_ops = 40\nevery_k_ops = 2\nprefill_bytes = 0\n");
     let p = p.to_str().unwrap();
     assert_eq!(
         error_line(&["fs", "powercut", p, "--set", "flashfs.flash.blocks=4"]),

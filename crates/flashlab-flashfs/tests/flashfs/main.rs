@@ -120,7 +120,7 @@ fn refill_after_unlinks_keeps_fsynced() {
 #[test]
 fn powercut_campaign_small() {
     use flashlab_flashfs::powercut::*;
-    let s = CampaignSettings { workload_ops: 1000, every_k_ops: 1, ..CampaignSettings::default() };
+    let s = CampaignSettings { workload_ops: 1000, every_k_ops: 1, prefill_bytes: 0, ..CampaignSettings::default() };
     let t = std::time::Instant::now();
     let r = run_campaign(&s);
     eprintln!("{r:?} in {:?}", t.elapsed());
@@ -351,6 +351,7 @@ mod model_based {
             let s = CampaignSettings {
                 ubi: UbiSettings { fastmap, ..UbiSettings::default() },
                 fs: FsSettings { compression: Compression::Zstd, ..FsSettings::default() },
+                prefill_bytes: 0,
                 ..CampaignSettings::default()
             };
             let mut ops = ops;

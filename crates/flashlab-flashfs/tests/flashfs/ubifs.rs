@@ -117,3 +117,183 @@ fn ubifs_default_journal_is_5_percent_less_the_log() {
     // A small volume: the minimum journal, three buds.
     assert_eq!(flashlab_flashfs::ubifs_default_journal(60, 126_976, 2048), (3, 3));
 }
+
+/// Erases and page programs (by cause) of the NAND underneath.
+fn nand_counts(nand: &flashlab_mtd::Nand) -> (u64, u64, u64) {
+    let st = nand.stats();
+    (st.erases.total(), st.pages_programmed.get(Cause::Log), st.pages_programmed.get(Cause::Meta))
+}
+
+/// Unmount as Linux runs it on UBIFS: `generic_shutdown_super` →
+/// `sync_filesystem` → `ubifs_sync_fs` (sync the write buffers, then
+/// `ubifs_run_commit`, which writes nothing when `nothing_to_commit`), then
+/// `ubifs_put_super` (sync the write buffers, `ubifs_write_master` with the
+/// clean flags). Where the erases of the commit come from, in order
+/// (`do_commit`, commit.c):
+/// - `ubifs_gc_start_commit`: every freeable non-index LEB (all free or
+///   dirty) is unmapped — none here: nothing was deleted or overwritten;
+/// - `ubifs_log_start_commit`: the commit-start node goes to the next log
+///   LEB, unmapped first — it is not mapped (the last commit's
+///   `ubifs_log_post_commit` unmapped every log LEB but its own);
+/// - the index nodes are appended to the index head LEB and the LPT nodes
+///   after the last commit's in the LPT area — no LEB is entered;
+/// - no orphans, so the orphan area is not written
+///   (`ubifs_orphan_end_commit`);
+/// - the master node takes one more page of each master LEB, far from full
+///   (`ubifs_write_master` unmaps them only when full);
+/// - `ubifs_log_post_commit` unmaps the log LEBs from the old tail up to
+///   the new one: the one LEB that held format's commit-start node and the
+///   references written since — **1 erase**;
+/// - `ubifs_gc_end_commit`: no index LEB became free.
+///
+/// `ubifs_put_super`'s master write: one page in each master LEB, no erase.
+#[test]
+fn unmount_erases_as_ubifs() {
+    let cfg = FsSettings { compression: Compression::None, page_cache: false, ..FsSettings::default() };
+    let mut fs = fs_on(256, 64, 2048, cfg.clone());
+    let fd = fs.create("/a").unwrap();
+    fs.write(fd, 0, &data(10_000, 1)).unwrap();
+    fs.fsync(fd).unwrap();
+    fs.close(fd).unwrap();
+    let (e0, log0, meta0) = nand_counts(fs.ubi().nand());
+    let ubi = fs.unmount().unwrap();
+    let (e1, log1, meta1) = nand_counts(ubi.nand());
+    assert_eq!(e1 - e0, 1, "one erase: the previous commit's log LEB");
+    assert_eq!(ubi.nand().stats().erases.get(Cause::Log), 2, "format's and the unmount's log LEB");
+    assert_eq!(log1 - log0, 1, "one commit-start page (with the references of the open heads)");
+    assert_eq!(meta1 - meta0, 4, "the commit's master and put_super's, in both master LEBs");
+
+    // A clean master: the mount replays nothing and does not commit; it
+    // only marks the master dirty on flash (mount_ubifs), one page per
+    // master LEB, and appends to the LPT where the last commit stopped.
+    let fs = Fs::mount(Ubi::attach(ubi.into_nand(), UbiSettings::default()).unwrap(), 0, cfg.clone()).unwrap();
+    let (e2, log2, meta2) = nand_counts(fs.ubi().nand());
+    assert_eq!((e2 - e1, log2 - log1, meta2 - meta1), (0, 0, 2));
+    assert_eq!(fs.stats().commits, 0);
+    assert_eq!(fs.stats().fs.index_lebs_taken, 0);
+
+    // Nothing changed since: `nothing_to_commit`, so the unmount writes
+    // only put_super's master, and erases nothing.
+    let ubi = fs.unmount().unwrap();
+    let (e3, log3, meta3) = nand_counts(ubi.nand());
+    assert_eq!((e3 - e2, log3 - log2, meta3 - meta2), (0, 0, 2));
+
+    // The data is all there after a third mount.
+    let mut fs = Fs::mount(Ubi::attach(ubi.into_nand(), UbiSettings::default()).unwrap(), 0, cfg).unwrap();
+    let fd = fs.open("/a").unwrap();
+    assert_eq!(fs.read(fd, 0, 20_000).unwrap(), data(10_000, 1));
+    fs.check_invariants().unwrap();
+}
+
+/// A commit right before the unmount leaves nothing to commit: no erase, no
+/// log write, only put_super's master (one page per master LEB).
+#[test]
+fn unmount_after_a_commit_writes_only_the_master() {
+    let cfg = FsSettings { compression: Compression::None, page_cache: false, ..FsSettings::default() };
+    let mut fs = fs_on(256, 64, 2048, cfg);
+    let fd = fs.create("/a").unwrap();
+    fs.write(fd, 0, &data(30_000, 2)).unwrap();
+    fs.close(fd).unwrap();
+    fs.commit_all().unwrap();
+    let (e0, log0, meta0) = nand_counts(fs.ubi().nand());
+    let ubi = fs.unmount().unwrap();
+    let (e1, log1, meta1) = nand_counts(ubi.nand());
+    assert_eq!((e1 - e0, log1 - log0, meta1 - meta0), (0, 0, 2));
+}
+
+/// Pages programmed per cause (data, base, log, UBI headers) and erases.
+fn journal_counts(fs: &Fs) -> [u64; 5] {
+    let st = fs.stats();
+    let p = |c| st.pages_programmed.get(c);
+    [p(Cause::Data), p(Cause::Base), p(Cause::Log), p(Cause::UbiHeader), st.erases]
+}
+
+fn delta(a: [u64; 5], b: [u64; 5]) -> [u64; 5] {
+    std::array::from_fn(|i| b[i] - a[i])
+}
+
+/// A scripted workload against what UBIFS writes for it, derived by hand
+/// from the kernel (2 KiB pages, 64 pages per block; UBI's EC and VID
+/// headers share the first page here, a 129 024-byte LEB of 63 pages —
+/// nandsim without sub-pages gives 62; no compression). Each phase ends with fsync, so
+/// under Linux's page cache the same nodes reach the journal as here
+/// (`ubifs_writepage` writes the inode first when a page lies past the
+/// synced size, then the data nodes; `ubifs_fsync` syncs the write buffers
+/// holding the inode). Node sizes: inode 160, entry 56 + name + NUL
+/// aligned to 8 (a one-letter name: 64), data 48 + bytes. Columns: data,
+/// base, log pages, UBI header pages, erases.
+#[test]
+fn scripted_workload_programs_erases_and_commits_match_ubifs() {
+    let cfg = FsSettings { compression: Compression::None, page_cache: false, ..FsSettings::default() };
+    let mut fs = fs_on(256, 64, 2048, cfg);
+    assert_eq!(fs.geometry().leb_bytes, 129_024);
+    // After format the base head holds the root inode (one synced page);
+    // the data head is not open; format committed once.
+    let c0 = journal_counts(&fs);
+    let commits0 = fs.stats().commits;
+
+    // 1. Sequential write of 40 blocks to a new file, then fsync.
+    // Base: create = entry 64 + inode 160 + parent inode 160
+    // (ubifs_jnl_update), then the inode with the new size: 544 bytes, one
+    // page at fsync. Data: 40 nodes of 4 144 bytes. The first takes an
+    // empty LEB: a reference node in the log (one page, `ubifs_add_bud_to_log`)
+    // and UBI's VID header. A LEB holds 31 nodes (128 464 bytes; the 560
+    // left are less than a node): 62 full pages while writing, and the
+    // write buffer's 1 488 bytes padded into page 63 when the 32nd node
+    // needs a new bud (`reserve_space` syncs the old buffer): log page and
+    // VID header again. The last 9 nodes (37 296 bytes): 18 full pages and
+    // one padded at fsync. Data 63 + 19 = 82.
+    let fd = fs.create("/s").unwrap();
+    fs.write(fd, 0, &data(40 * 4096, 1)).unwrap();
+    fs.fsync(fd).unwrap();
+    fs.close(fd).unwrap();
+    let c1 = journal_counts(&fs);
+    assert_eq!(delta(c0, c1), [82, 1, 2, 2, 0], "sequential write");
+
+    // 2. Small-file appends, fsync after each: 10 × 150 bytes.
+    // Each append: the inode (size grew, 160 bytes, base) and one data
+    // node of 48 + the block so far (≤ 1 548 bytes, data); the fsync pads
+    // and programs both buffers: one page each. The first base page also
+    // carries the create (384 bytes). The data LEB has 44 pages left: no
+    // new bud, no log write.
+    let fd = fs.create("/t").unwrap();
+    for i in 0..10u64 {
+        fs.write(fd, i * 150, &data(150, 2 + i as u8)).unwrap();
+        fs.fsync(fd).unwrap();
+    }
+    fs.close(fd).unwrap();
+    let c2 = journal_counts(&fs);
+    assert_eq!(delta(c1, c2), [10, 10, 0, 0, 0], "append + fsync");
+
+    // 3. Create, write two blocks, fsync, append a block, fsync, delete.
+    // Base: 544 bytes (create + inode) → 1 page; the append's inode → 1
+    // page; the unlink (deletion entry 64, inode with nlink 0, parent inode:
+    // 384 bytes) stays in the buffer. Data: 2 × 4 144 = 8 288 bytes → 4
+    // full pages + 1 at fsync; then 4 144 → 2 full pages + 1 at fsync.
+    let fd = fs.create("/u").unwrap();
+    fs.write(fd, 0, &data(8192, 20)).unwrap();
+    fs.fsync(fd).unwrap();
+    fs.write(fd, 8192, &data(4096, 21)).unwrap();
+    fs.fsync(fd).unwrap();
+    fs.close(fd).unwrap();
+    fs.unlink("/u").unwrap();
+    let c3 = journal_counts(&fs);
+    assert_eq!(delta(c2, c3), [8, 2, 0, 0, 0], "create/append/delete");
+
+    // No commit so far: the journal (3 buds) is far below 13/16 of its
+    // size, the log has room.
+    assert_eq!(fs.stats().commits - commits0, 0);
+
+    // 4. Unmount: ubifs_sync_fs programs the base buffer (the unlink's 384
+    // bytes: 1 page) and commits: one commit-start page in the next log
+    // LEB; `ubifs_gc_start_commit` finds no freeable LEB (the deleted
+    // file's nodes share their LEBs with live ones and open heads);
+    // `ubifs_log_post_commit` unmaps the previous log LEB: 1 erase.
+    let e3 = c3[4];
+    let base3 = fs.stats().pages_programmed.get(Cause::Base);
+    let ubi = fs.unmount().unwrap();
+    let st = ubi.nand().stats();
+    assert_eq!(st.pages_programmed.get(Cause::Base) - base3, 1);
+    assert_eq!(st.pages_programmed.get(Cause::Log) - c3[2], 1, "one commit");
+    assert_eq!(st.erases.total() - e3, 1);
+}

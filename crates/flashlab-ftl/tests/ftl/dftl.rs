@@ -25,6 +25,7 @@ fn dsettings(_g: &Geometry, logical: u64, scheme: Scheme, cache: u64, variant: D
         logical_pages: logical,
         free_blocks_min: 2,
         victim: VictimPolicy::Greedy,
+        external_victim: None,
         stripe: StripeOrder::default(),
         separate_gc_frontier: true,
         host_streams: 1,

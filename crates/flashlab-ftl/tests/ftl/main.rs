@@ -28,6 +28,7 @@ fn settings(g: &Geometry, spare: f64, victim: VictimPolicy) -> FtlSettings {
         logical_pages: (g.pages() as f64 * (1.0 - spare)) as u64,
         free_blocks_min: 2,
         victim,
+        external_victim: None,
         stripe: StripeOrder::default(),
         separate_gc_frontier: true,
         host_streams: 2,
@@ -481,4 +482,67 @@ fn block_temperature_is_the_mean_over_valid_and_invalid_pages() {
     assert_eq!(ftl.block_temperature(block), Some((2.0 + 3.0 + 3.0 + 1.0) / 4.0));
     ftl.check_invariants().unwrap();
     assert_eq!(ftl.block_temperature(block + 1), None, "an erased block has no temperature");
+}
+
+/// An external policy that takes the first candidate with the fewest valid pages.
+struct FirstFewest(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl VictimCallback for FirstFewest {
+    fn choose(&mut self, plane: PlaneInfo, c: &[Candidate]) -> Result<u32, String> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        assert!(c.windows(2).all(|w| w[0].valid <= w[1].valid), "greedy order");
+        assert!(c.iter().all(|b| b.valid <= plane.pages_per_block && b.age <= plane.now));
+        Ok(c.iter().min_by_key(|b| b.valid).expect("candidates").block)
+    }
+}
+
+fn random_writes(ftl: &mut PageFtl, logical: u64, n: u32) -> Result<(), FtlError> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+    for _ in 0..n {
+        ftl.write(rng.next_u64() % logical)?;
+    }
+    Ok(())
+}
+
+#[test]
+fn external_first_fewest_is_builtin_greedy() {
+    let g = geo(2, 32, 16);
+    let builtin_s = settings(&g, 0.25, VictimPolicy::Greedy);
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let mut external_s = builtin_s.clone();
+    external_s.victim = VictimPolicy::External;
+    external_s.external_victim = Some(ExternalVictim::new(Box::new(FirstFewest(calls.clone()))));
+    let logical = builtin_s.logical_pages;
+    let (mut a, mut b) = (PageFtl::new(g, builtin_s), PageFtl::new(g, external_s));
+    random_writes(&mut a, logical, 20_000).unwrap();
+    random_writes(&mut b, logical, 20_000).unwrap();
+    assert!(a.stats().gc_runs > 100);
+    assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), a.stats().gc_runs);
+    assert_eq!(a.stats(), b.stats());
+    for l in 0..logical {
+        assert_eq!(a.lookup(l), b.lookup(l), "lpn {l}");
+    }
+}
+
+struct Refuse;
+
+impl VictimCallback for Refuse {
+    fn choose(&mut self, _: PlaneInfo, c: &[Candidate]) -> Result<u32, String> {
+        Err(format!("refused {} candidates", c.len()))
+    }
+}
+
+#[test]
+fn external_policy_errors_stop_gc_with_the_message() {
+    let g = geo(2, 32, 16);
+    let mut s = settings(&g, 0.25, VictimPolicy::External);
+    s.external_victim = Some(ExternalVictim::new(Box::new(Refuse)));
+    let logical = s.logical_pages;
+    let mut ftl = PageFtl::new(g, s);
+    let e = random_writes(&mut ftl, logical, 20_000).unwrap_err();
+    assert!(matches!(&e, FtlError::ExternalVictim(m) if m.starts_with("refused ")), "{e}");
+    // Without a callback the policy cannot run either.
+    let mut ftl = PageFtl::new(g, settings(&g, 0.25, VictimPolicy::External));
+    let e = random_writes(&mut ftl, logical, 20_000).unwrap_err();
+    assert!(e.to_string().contains("needs a callback"), "{e}");
 }

@@ -35,6 +35,7 @@ fn ftl_seq(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32, log_
         logical_pages: 8 * (sb * ppb) as u64,
         free_blocks_min: 2,
         victim: VictimPolicy::Greedy,
+        external_victim: None,
         stripe: StripeOrder::default(),
         separate_gc_frontier: true,
         host_streams: 1,
