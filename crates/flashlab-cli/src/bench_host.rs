@@ -18,7 +18,7 @@ pub(crate) fn fs_iozone_case(quick: bool) -> Case {
     Case {
         name: "fs-iozone-flashfs".into(),
         description: format!(
-            "fs bench: IOZone (4 KiB requests, {} MiB file, 50 % utilisation, six phases) on flashfs under the page cache, {} MiB raw flash, content-free data nodes; requests = application requests of the measured phases",
+            "fs bench: IOZone (4 KiB requests, {} MiB file, 50 % utilisation, six phases) on flashfs under the page cache, {} MiB raw flash; requests = application requests of the measured phases",
             file_kib / 1024,
             blocks / 8
         ),
@@ -33,7 +33,6 @@ pub(crate) fn run_fs_iozone(quick: bool) -> anyhow::Result<(Outcome, f64)> {
     let (blocks, file_kib) = fs_iozone_size(quick);
     let sets: Vec<String> = [
         format!("flashfs.flash.blocks={blocks}"),
-        "flashfs.fs.elide_payload=true".into(),
         "fs.kind=\"flashfs\"".into(),
         format!("fs.workload.file_kib={file_kib}"),
         "fs.workload.utilisation=50.0".into(),

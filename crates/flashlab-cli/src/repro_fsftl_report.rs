@@ -95,7 +95,9 @@ impl Ctx<'_> {
             .filter_map(|(what, a, b)| {
                 let (a, b) = (a?, b?);
                 let held = if a_wins { a > b } else { a < b };
-                Some(Check { text: format!("{label} {what}: {:+.0} %", pct(a, b)), held })
+                let head =
+                    if what.is_empty() { label.trim_end_matches(',').to_string() } else { format!("{label} {what}") };
+                Some(Check { text: format!("{head}: {:+.0} %", pct(a, b)), held })
             })
             .collect()
     }
