@@ -198,10 +198,32 @@ impl Run {
     }
 }
 
+/// The journal size mke2fs gives a file system of `blocks` 4 KiB blocks, in MiB
+/// (e2fsprogs `ext2fs_default_journal_size`: 1 024 blocks below 32 768 blocks, 4 096
+/// below 256 Ki, 8 192 below 512 Ki, 16 384 below 4 Mi, 32 768 below 8 Mi, ...).
+pub fn mke2fs_journal_mib(blocks: u64) -> u32 {
+    let journal_blocks = match blocks {
+        0..32_768 => 1024,
+        32_768..262_144 => 4096,
+        262_144..524_288 => 8192,
+        524_288..4_194_304 => 16_384,
+        4_194_304..8_388_608 => 32_768,
+        8_388_608..16_777_216 => 65_536,
+        16_777_216..33_554_432 => 131_072,
+        _ => 262_144,
+    };
+    (journal_blocks * 4096 / (1 << 20)) as u32
+}
+
 fn run_one(plan: &Plan, fs: &'static str, ftl: usize, util: f64) -> Run {
     let sets = plan.sets(fs, ftl, util);
     let r = (|| -> anyhow::Result<(flashlab_vfs::workload::BenchReport, Value)> {
-        let (raw, ssd) = flashlab_config::load("", "f2fs-ext4-ftl", &sets)?;
+        let (mut raw, ssd) = flashlab_config::load("", "f2fs-ext4-ftl", &sets)?;
+        if fs == "ext4" {
+            // mkfs.ext4 as the seed ran it: the journal mke2fs chooses for the device.
+            let blocks = ssd.ftl.logical_pages * ssd.geometry.page_bytes as u64 / 4096;
+            raw.fs.ext4.journal_mib = mke2fs_journal_mib(blocks);
+        }
         let spec = raw.resolve_fs_bench()?;
         let out = run_kind(FsKind::from_name(fs)?, &raw, &ssd, &spec)?;
         Ok((out.report, out.device))
