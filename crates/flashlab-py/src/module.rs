@@ -29,10 +29,24 @@ fn default_config_json() -> PyResult<String> {
 /// TOML text of a configuration given as JSON (a dict from Python).
 #[pyfunction]
 fn config_toml_from_json(text: &str) -> PyResult<String> {
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| to_py(e.into()))?;
+    let mut v: serde_json::Value = serde_json::from_str(text).map_err(|e| to_py(e.into()))?;
+    drop_nulls(&mut v);
     let t = toml::Value::try_from(v)
         .map_err(|e| errors::ConfigError::new_err(format!("config: not representable as TOML: {e}")))?;
     toml::to_string(&t).map_err(|e| errors::ConfigError::new_err(format!("config: {e}")))
+}
+
+/// Removes every `null` (an unset optional key, e.g. from `default_config()`): TOML has
+/// no null, and an absent key means the same thing.
+fn drop_nulls(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            m.retain(|_, x| !x.is_null());
+            m.values_mut().for_each(drop_nulls);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
 }
 
 fn u64_bytes<'py>(py: Python<'py>, v: &[u64]) -> Bound<'py, PyBytes> {
