@@ -68,7 +68,23 @@ enum Cmd {
     },
 }
 
+/// Let a closed pipe end the process quietly (`flashlab config default | head`), as
+/// other command-line tools do, instead of `println!` panicking on EPIPE: Rust starts
+/// programs with SIGPIPE ignored.
+#[cfg(unix)]
+fn default_sigpipe() {
+    // SAFETY: called first thing in `main`, before any other thread exists, so no
+    // signal-handler state is being changed under a running thread; SIG_DFL is a valid
+    // disposition for SIGPIPE and `signal` has no other precondition. Tested by
+    // `cli::closed_pipe_ends_quietly`.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() {
+    #[cfg(unix)]
+    default_sigpipe();
     let cli = Cli::parse();
     let result = match cli.cmd {
         Cmd::Run(a) => run::run(a),

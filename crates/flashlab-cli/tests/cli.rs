@@ -535,3 +535,26 @@ fn fs_bench_runs_iozone_on_ext4_over_the_ssd() {
     let e = fails(&["fs", "bench", p, "--set", "fs.kind=\"xfs\""]);
     assert!(e.contains("flashfs, jffs2, ext4"), "{e}");
 }
+
+/// A reader that has gone (`flashlab config default | head -c 0`) ends flashlab by
+/// SIGPIPE, quietly, not by a panic on EPIPE.
+#[cfg(unix)]
+#[test]
+fn closed_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["config", "default"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("flashlab runs");
+    // Close the read end at once: flashlab's first write finds no reader.
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?} {err}");
+}
