@@ -121,7 +121,7 @@ impl PageFtl {
     /// Ask the policy for a victim in `plane`. An external policy's error is kept in
     /// `external_error` (the caller turns it into [`FtlError::ExternalVictim`]).
     pub fn choose_victim(&mut self, plane: u32) -> Option<u32> {
-        if self.s.victim == VictimPolicy::External {
+        if matches!(self.s.victim, VictimPolicy::External) {
             return self.choose_external(plane);
         }
         let oldest = self.index.oldest(plane);
