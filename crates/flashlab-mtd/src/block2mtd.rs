@@ -68,11 +68,14 @@ pub struct Block2MtdSettings {
     pub page_bytes: u32,
     /// `"write"` (the kernel's: 0xFF over the programmed pages) or `"trim"`.
     pub erase: String,
+    /// The MTD's size in MiB from the SSD's start, as block2mtd on a
+    /// partition; 0 = the SSD's whole logical capacity.
+    pub size_mib: u64,
 }
 
 impl Default for Block2MtdSettings {
     fn default() -> Self {
-        Self { erase_kib: 128, page_bytes: 4096, erase: "write".into() }
+        Self { erase_kib: 128, page_bytes: 4096, erase: "write".into(), size_mib: 0 }
     }
 }
 
@@ -103,16 +106,28 @@ impl Block2MtdSettings {
                 format!("{} KiB is not a multiple of the SSD's page, {device_page_bytes} bytes", self.erase_kib),
             ));
         }
-        if capacity_bytes % erase != 0 {
+        let size = match self.size_mib {
+            0 => capacity_bytes,
+            mib if mib.saturating_mul(1 << 20) > capacity_bytes => {
+                let msg = format!("{mib} MiB is more than the SSD's logical capacity, {capacity_bytes} bytes");
+                return Err(SettingsError::new("size_mib", msg));
+            }
+            mib => mib << 20,
+        };
+        if size % erase != 0 {
+            let what = match self.size_mib {
+                0 => format!("the SSD's logical capacity, {size} bytes (or set size_mib to use part of it)"),
+                mib => format!("size_mib = {mib}"),
+            };
             return Err(SettingsError::new(
                 "erase_kib",
                 format!(
-                    "{} KiB does not divide the SSD's logical capacity, {capacity_bytes} bytes (the kernel's \"erasesize must be a divisor of device size\")",
+                    "{} KiB does not divide {what}: \"erasesize must be a divisor of device size\"",
                     self.erase_kib
                 ),
             ));
         }
-        let blocks = capacity_bytes / erase;
+        let blocks = size / erase;
         if blocks < 8 || blocks > u32::MAX as u64 / 4096 {
             return Err(SettingsError::new(
                 "erase_kib",

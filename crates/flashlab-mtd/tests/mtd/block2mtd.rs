@@ -61,6 +61,20 @@ fn bad_geometry_names_the_key() {
     assert_eq!(e.to_string(), "invalid setting `erase`: \"zero\" is not one of: write, trim");
     let e = bad(Block2MtdSettings { erase_kib: 4096, ..Default::default() });
     assert!(e.reason.contains("gives 4 erase blocks"), "{e}");
+    let e = bad(Block2MtdSettings { size_mib: 17, ..Default::default() });
+    assert_eq!(e.field, "size_mib");
+    let e = bad(Block2MtdSettings { erase_kib: 3072, size_mib: 16, ..Default::default() });
+    assert_eq!(e.field, "erase_kib");
+    assert!(e.reason.contains("does not divide size_mib = 16"), "{e}");
+}
+
+#[test]
+fn a_partition_of_the_ssd_is_its_first_size_mib() {
+    let cfg = Block2MtdSettings { erase_kib: 1536, size_mib: 12, ..Block2MtdSettings::default() };
+    let mut n = Nand::on_ssd(ssd(16, &[]), &cfg).unwrap();
+    assert_eq!((n.settings().blocks, n.settings().pages_per_block), (8, 384));
+    n.program(7, 383 * 4096, &[7u8; 4096], Cause::Data).unwrap();
+    assert_eq!(written_lpns(&n), vec![12 * 256 - 1], "the partition's last page");
 }
 
 #[test]
