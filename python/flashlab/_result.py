@@ -182,3 +182,21 @@ SWAP_RESULT_KEYS = (
     "ssd_gc_copied_pages",
     "wall_time_s",
 )
+
+
+# `flashlab fs bench --json` (crates/flashlab-cli fs_bench.rs) adds `fs_kind` and `fs_device`
+# ("nand" or "block2mtd") to the workload report; with fs.device = "block2mtd" its `device`
+# object also holds these (docs/block2mtd.md): the MTD's counters, the requests block2mtd
+# sent to the SSD, and the SSD's full result object (the keys of `Result` above).
+FS_BENCH_KEYS = ("fs_kind", "fs_device")
+FS_BENCH_BLOCK2MTD_DEVICE_KEYS = ("nand", "block2mtd", "ssd")
+BLOCK2MTD_KEYS = (
+    "read_requests",
+    "read_bytes",
+    "erased_read_bytes",
+    "program_requests",
+    "program_bytes",
+    "erase_requests",
+    "erase_bytes",
+    "busy_ns",
+)

@@ -448,6 +448,43 @@ fn fs_bench_runs_iozone_on_flashfs_and_jffs2_with_phases_and_causes() {
 }
 
 #[test]
+fn fs_bench_runs_flashfs_and_jffs2_on_the_ssd_through_block2mtd() {
+    let cfg = "[device]\npage_bytes = 4096\nchannels = 2\nchips_per_channel = 1\ndies_per_chip = 2\n\
+               planes_per_die = 1\nblocks_per_plane = 128\npages_per_block = 64\nspare_factor = 0.125\n\
+               [fs]\ndevice = \"block2mtd\"\n[fs.workload]\nfile_kib = 256\nutilisation = 40.0\n";
+    let (_d, p) = tmp("b2m.toml", cfg);
+    let p = p.to_str().unwrap();
+    for kind in ["flashfs", "jffs2"] {
+        let set = format!("fs.kind=\"{kind}\"");
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(&["fs", "bench", p, "--set", &set, "--json", "-"])).unwrap();
+        assert_eq!((v["fs_kind"].as_str(), v["fs_device"].as_str()), (Some(kind), Some("block2mtd")));
+        assert_eq!(v["app_bytes_written"].as_u64(), Some((3 * 64 + 16) * 4096), "{kind}");
+        let d = &v["device"];
+        // 112 MiB of SSD (896 erase blocks of 128 KiB, 4 KiB write units).
+        let b = &d["block2mtd"];
+        assert!(b["program_requests"].as_u64().unwrap() > 0 && b["busy_ns"].as_u64().unwrap() > 0, "{d}");
+        assert!(d["nand"]["pages_programmed"].is_object() && d["ssd"]["waf"].is_number(), "{d}");
+        assert_eq!(
+            d["ssd"]["write_requests"].as_u64().unwrap(),
+            b["program_requests"].as_u64().unwrap() + b["erase_requests"].as_u64().unwrap(),
+            "erase = write: every program and erase is one SSD write"
+        );
+        assert_eq!(d["ssd"]["read_requests"].as_u64(), b["read_requests"].as_u64());
+    }
+    let e = fails(&["fs", "bench", p, "--set", "block2mtd.erase_kib=96"]);
+    assert!(e.contains("block2mtd.erase_kib: 96 KiB does not divide") && e.lines().count() == 1, "{e}");
+    let e = fails(&["fs", "bench", p, "--set", "fs.device=\"disk\""]);
+    assert!(e.contains("fs.device") && e.contains("nand, block2mtd") && e.lines().count() == 1, "{e}");
+    let e = fails(&["fs", "bench", p, "--set", "block2mtd.erase=\"zap\""]);
+    assert!(e.contains("block2mtd.erase: \"zap\" is not one of: write, trim"), "{e}");
+    let e = fails(&["fs", "bench", p, "--set", "fs.kind=\"f2fs\""]);
+    assert!(e.contains("fs.device = \"block2mtd\": expected \"nand\" for fs.kind = \"f2fs\""), "{e}");
+    let e = fails(&["fs", "powercut", p]);
+    assert!(e.contains("fs powercut runs on raw NAND only"), "{e}");
+}
+
+#[test]
 fn fs_bench_runs_iozone_on_f2fs_over_the_ssd() {
     let cfg = "[device]\npage_bytes = 4096\nchannels = 2\nchips_per_channel = 1\ndies_per_chip = 2\n\
                planes_per_die = 1\nblocks_per_plane = 128\npages_per_block = 64\nspare_factor = 0.1\n\

@@ -94,13 +94,13 @@ impl Block2MtdSettings {
             return Err(SettingsError::new("page_bytes", format!("{pb} is not a power of two >= 512")));
         }
         let erase = self.erase_kib as u64 * 1024;
-        if erase == 0 || erase % pb as u64 != 0 || erase / (pb as u64) < 4 || erase / (pb as u64) > 4096 {
+        if erase == 0 || !erase.is_multiple_of(pb as u64) || erase / (pb as u64) < 4 || erase / (pb as u64) > 4096 {
             return Err(SettingsError::new(
                 "erase_kib",
                 format!("{} KiB is not 4 to 4096 write units of page_bytes = {pb}", self.erase_kib),
             ));
         }
-        if device_page_bytes == 0 || erase % device_page_bytes != 0 {
+        if device_page_bytes == 0 || !erase.is_multiple_of(device_page_bytes) {
             return Err(SettingsError::new(
                 "erase_kib",
                 format!("{} KiB is not a multiple of the SSD's page, {device_page_bytes} bytes", self.erase_kib),
@@ -114,7 +114,7 @@ impl Block2MtdSettings {
             }
             mib => mib << 20,
         };
-        if size % erase != 0 {
+        if !size.is_multiple_of(erase) {
             let what = match self.size_mib {
                 0 => format!("the SSD's logical capacity, {size} bytes (or set size_mib to use part of it)"),
                 mib => format!("size_mib = {mib}"),

@@ -58,7 +58,8 @@ fn programmed_runs<E>(
 }
 
 /// A raw NAND device. `Clone` snapshots the whole device (content,
-/// counters and fault RNG), which power-cut campaigns use.
+/// counters and fault RNG), which power-cut campaigns use; a block2mtd
+/// device's clones share its SSD ([`Nand::on_ssd`]).
 #[derive(Clone)]
 pub struct Nand {
     cfg: NandSettings,
