@@ -419,6 +419,7 @@ fn sweep_errors_name_the_point_or_key() {
 }
 
 mod fuse;
+mod golden_fs;
 mod hostile;
 mod new_user;
 

@@ -45,8 +45,9 @@ impl Content {
             Content::Tags { tag, len } => {
                 let t = tag[b as usize].to_le_bytes();
                 let mut p = vec![0u8; PAGE];
-                for (i, x) in p[..len[b as usize] as usize].iter_mut().enumerate() {
-                    *x = t[i % 8];
+                // Byte i is t[i % 8]: the tag repeated, eight bytes at a time.
+                for c in p[..len[b as usize] as usize].chunks_mut(8) {
+                    c.copy_from_slice(&t[..c.len()]);
                 }
                 p
             }
@@ -62,6 +63,24 @@ impl Content {
                 len[to as usize] = len[from as usize];
             }
             Content::Bytes(v) => v.copy_within(from as usize * PAGE..(from as usize + 1) * PAGE, to as usize * PAGE),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tag-mode page is the page's first 8 bytes repeated up to its length, then zeros.
+    #[test]
+    fn tags_load_repeats_the_first_eight_bytes() {
+        let mut c = Content::new(ContentMode::Tags, 4);
+        let page: Vec<u8> = (0..PAGE as u32).map(|i| (i * 31 + 7) as u8).collect();
+        for len in [0, 1, 7, 8, 9, 100, 4095, 4096] {
+            c.store(2, &page[..len]);
+            let got = c.load(2);
+            let want: Vec<u8> = (0..PAGE).map(|i| if i < len { page[i % 8] } else { 0 }).collect();
+            assert_eq!(got, want, "length {len}");
         }
     }
 }

@@ -247,12 +247,22 @@ impl Fs {
     fn read_block(&mut self, inum: u32, b: u32, size: u64) -> FsResult<Vec<u8>> {
         let mut block = vec![0u8; BLOCK as usize];
         if let Some(loc) = self.idx_lookup(&Key::data(inum, b)) {
-            let Node::Data(d) = self.read_node(loc)? else { return Err(FsError::Corrupt("data node".into())) };
+            // `read_node`, with the payload read in place rather than copied.
+            let bytes = self.read_bytes(loc.lnum, loc.offs, loc.len)?;
+            let d = match crate::codec::parse_data_ref(&bytes) {
+                Some((h, d)) if h.len == loc.len => d,
+                _ => return Err(not_a_data_node(&bytes, loc)),
+            };
             if d.compr & COMPR_ELIDED != 0 {
                 elided_filler(inum, b, &mut block[..(d.size as usize).min(BLOCK as usize)]);
             } else {
                 let c = Compression::from_code(d.compr).ok_or(FsError::Corrupt("compression".into()))?;
-                let data = decompress(c, &d.payload, d.size as usize).ok_or(FsError::Corrupt("payload".into()))?;
+                let bad = || FsError::Corrupt("payload".into());
+                let data = match c {
+                    Compression::None if d.payload.len() == d.size as usize => d.payload,
+                    Compression::None => return Err(bad()),
+                    _ => &decompress(c, d.payload, d.size as usize).ok_or_else(bad)?[..],
+                };
                 let n = data.len().min(BLOCK as usize);
                 block[..n].copy_from_slice(&data[..n]);
             }
@@ -656,6 +666,15 @@ impl Fs {
 /// What a content-free data node (`elide_payload`) reads as: deterministic,
 /// incompressible bytes, so a partial-block rewrite compresses as it would
 /// with the (incompressible) data of the file benchmarks.
+/// The error `read_node` and a data-node check give for bytes at `loc` that
+/// are not a well-formed data node of `loc`'s length.
+fn not_a_data_node(bytes: &[u8], loc: Loc) -> FsError {
+    match crate::codec::parse_node(bytes) {
+        Ok((h, _)) if h.len == loc.len => FsError::Corrupt("data node".into()),
+        _ => FsError::Corrupt(format!("bad node at {}:{}", loc.lnum, loc.offs)),
+    }
+}
+
 fn elided_filler(inum: u32, block: u32, out: &mut [u8]) {
     let mut x = ((inum as u64) << 32 | block as u64) ^ 0x9E37_79B9_7F4A_7C15;
     for chunk in out.chunks_mut(8) {

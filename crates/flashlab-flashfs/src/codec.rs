@@ -178,9 +178,20 @@ impl Node {
         }
     }
 
+    /// Room for the encoded node, so that encoding a data node allocates once.
+    fn encoded_capacity(&self) -> usize {
+        match self {
+            Node::Data(d) => DATA_NODE_BYTES + d.payload.len() + ALIGN,
+            Node::Ino(_) => INO_NODE_BYTES,
+            _ => 2 * HDR,
+        }
+    }
+
     /// Full node bytes (header + payload), zero-padded to 8 bytes.
     pub fn encode(&self, sqnum: u64, group: u8) -> Vec<u8> {
-        let mut w = W(vec![0u8; HDR]);
+        let mut v = Vec::with_capacity(self.encoded_capacity());
+        v.resize(HDR, 0);
+        let mut w = W(v);
         self.payload(&mut w);
         let len = w.0.len();
         let mut b = w.0;
@@ -236,6 +247,28 @@ pub fn parse_node(b: &[u8]) -> Result<(Hdr, Node), Bad> {
     let h = parse_hdr(b)?;
     let node = decode_payload(h.ntype, &b[HDR..h.len as usize]).ok_or(Bad::Corrupt)?;
     Ok((h, node))
+}
+
+/// A data node's fields, its payload borrowed from the node's bytes.
+pub struct DataRef<'a> {
+    pub size: u32,
+    pub compr: u8,
+    pub payload: &'a [u8],
+}
+
+/// What `parse_node` gives for a data node, without copying the payload;
+/// None for a bad header, another node type or a short node (`parse_node`
+/// tells those apart).
+pub fn parse_data_ref(b: &[u8]) -> Option<(Hdr, DataRef<'_>)> {
+    let h = parse_hdr(b).ok()?;
+    if h.ntype != T_DATA {
+        return None;
+    }
+    let p = &b[HDR..h.len as usize];
+    let mut r = R(p, 0);
+    let (_inum, _block, size, compr) = (r.u32()?, r.u32()?, r.u32()?, r.u8()?);
+    let payload = p.get(DATA_NODE_BYTES - HDR..)?;
+    Some((h, DataRef { size, compr, payload }))
 }
 
 fn decode_payload(t: u8, p: &[u8]) -> Option<Node> {

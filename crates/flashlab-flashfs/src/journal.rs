@@ -79,9 +79,11 @@ impl Fs {
         }
         let lnum = self.heads[h].lnum.unwrap_or(0);
         let offs = self.heads[h].wbuf_offs;
-        let chunk: Vec<u8> = self.heads[h].wbuf.drain(..full).collect();
+        // The buffer leaves the write buffer whether or not the write succeeds.
+        let r = self.ubi.leb_write(self.vol, lnum, offs, &self.heads[h].wbuf[..full], head_cause(h));
+        self.heads[h].wbuf.drain(..full);
         self.heads[h].wbuf_offs += full as u32;
-        self.ubi.leb_write(self.vol, lnum, offs, &chunk, head_cause(h))?;
+        r?;
         Ok(())
     }
 

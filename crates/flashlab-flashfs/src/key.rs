@@ -1,13 +1,15 @@
 //! Index keys: 32-bit inode number, key type, 29-bit block number or name
 //! hash; directory-entry keys also carry the name (resolving collisions).
 
+use std::cmp::Ordering;
+
 /// Key type (3 bits in UBIFS).
 pub const KIND_INO: u8 = 0;
 pub const KIND_DATA: u8 = 1;
 pub const KIND_DENT: u8 = 2;
 
 /// An index key, ordered by (inum, kind, sub, name).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Key {
     pub inum: u32,
     pub kind: u8,
@@ -15,6 +17,27 @@ pub struct Key {
     pub sub: u32,
     /// Entry name (dent keys only).
     pub name: Box<[u8]>,
+}
+
+/// The derived order, written out so that the name (a slice compare, a
+/// `memcmp` call) is looked at only when both keys have one: inode and data
+/// keys have none, and the index compares keys on every lookup.
+impl Ord for Key {
+    fn cmp(&self, o: &Key) -> Ordering {
+        (self.inum, self.kind, self.sub).cmp(&(o.inum, o.kind, o.sub)).then_with(|| {
+            if self.name.is_empty() || o.name.is_empty() {
+                self.name.len().cmp(&o.name.len())
+            } else {
+                self.name.cmp(&o.name)
+            }
+        })
+    }
+}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, o: &Key) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
 }
 
 impl Key {
@@ -64,4 +87,33 @@ pub fn name_hash(name: &[u8]) -> u32 {
         h = h.wrapping_mul(0x0100_0193);
     }
     h & 0x1FFF_FFFF
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hand-written order is the derived one: (inum, kind, sub, name).
+    #[test]
+    fn order_is_lexicographic_over_the_fields() {
+        let names: [&[u8]; 5] = [b"", b"a", b"ab", b"b", b"\xff"];
+        let mut keys = Vec::new();
+        for inum in [0, 1, 7] {
+            for kind in [KIND_INO, KIND_DATA, KIND_DENT] {
+                for sub in [0, 1, 0x1FFF_FFFF, u32::MAX] {
+                    for name in names {
+                        keys.push(Key { inum, kind, sub, name: name.into() });
+                    }
+                }
+            }
+        }
+        for a in &keys {
+            for b in &keys {
+                let want = (a.inum, a.kind, a.sub, &a.name[..]).cmp(&(b.inum, b.kind, b.sub, &b.name[..]));
+                assert_eq!(a.cmp(b), want, "{a:?} {b:?}");
+                assert_eq!(a.partial_cmp(b), Some(want));
+                assert_eq!(a == b, want == Ordering::Equal);
+            }
+        }
+    }
 }

@@ -5,12 +5,15 @@
 //! a file deleted before writeback is dropped and never reaches flash.
 //!
 //! Pages live in 4 KiB frames allocated 1 MiB at a time; a map finds a page's
-//! frame, per-inode ordered sets list the dirty pages of each inode.
+//! frame, per-inode ordered sets list the dirty pages of each inode, and the
+//! clean pages wait for reclaim in a list threaded through per-frame arrays
+//! (`lru.rs`).
 
+use crate::lru::{IntMap, Lru, PageKey, PageMap};
 use crate::settings::CacheSettings;
 use crate::types::{DirEntry, Errno, Fd, FileSystem, Stat, StatFs, PAGE_BYTES};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 const PAGE: usize = PAGE_BYTES as usize;
 /// Frames are allocated this many at a time.
@@ -73,13 +76,12 @@ pub struct PageCache<F: FileSystem> {
     frames: Vec<Box<[u8]>>,
     frame_count: usize,
     free: Vec<usize>,
-    pages: HashMap<(u32, u64), (usize, bool)>,
+    /// (inode, page index) → (frame, dirty).
+    pages: PageMap,
     /// Clean pages by last use (for reclaim).
-    lru: BTreeMap<u64, (u32, u64)>,
-    last_use: HashMap<(u32, u64), u64>,
-    stamp: u64,
-    pub(crate) inodes: HashMap<u32, CInode>,
-    fds: HashMap<Fd, u32>,
+    lru: Lru,
+    pub(crate) inodes: IntMap<u32, CInode>,
+    fds: IntMap<Fd, u32>,
     pub(crate) dirty_pages: u64,
     pub(crate) stats: CacheStats,
 }
@@ -96,12 +98,10 @@ impl<F: FileSystem> PageCache<F> {
             frames: Vec::new(),
             frame_count: 0,
             free: Vec::new(),
-            pages: HashMap::new(),
-            lru: BTreeMap::new(),
-            last_use: HashMap::new(),
-            stamp: 0,
-            inodes: HashMap::new(),
-            fds: HashMap::new(),
+            pages: PageMap::default(),
+            lru: Lru::new(),
+            inodes: IntMap::default(),
+            fds: IntMap::default(),
             dirty_pages: 0,
             stats: CacheStats::default(),
         }
@@ -188,13 +188,18 @@ impl<F: FileSystem> PageCache<F> {
 
     // ---- pages ----
 
-    fn touch(&mut self, key: (u32, u64)) {
-        self.stamp += 1;
-        if let Some(old) = self.last_use.insert(key, self.stamp) {
-            self.lru.remove(&old);
+    /// A use of the page: a clean page becomes the most recently used.
+    fn touch(&mut self, key: PageKey) {
+        if let Some(&(f, dirty)) = self.pages.get(&key) {
+            self.touch_frame(f, key, dirty);
         }
-        if self.pages.get(&key).is_some_and(|p| !p.1) {
-            self.lru.insert(self.stamp, key);
+    }
+
+    fn touch_frame(&mut self, f: usize, key: PageKey, dirty: bool) {
+        if dirty {
+            self.lru.unlink(f);
+        } else {
+            self.lru.push_back(f, key);
         }
     }
 
@@ -215,9 +220,8 @@ impl<F: FileSystem> PageCache<F> {
         if self.lru.is_empty() {
             self.write_back_oldest(Reason::Pressure)?;
         }
-        let Some((_, key)) = self.lru.pop_first() else { return Err(Errno::ENOSPC.into()) };
-        self.last_use.remove(&key);
-        let (f, _) = self.pages.remove(&key).unwrap_or((0, false));
+        let Some((f, key)) = self.lru.pop_front() else { return Err(Errno::ENOSPC.into()) };
+        self.pages.remove(&key);
         if let Some(ino) = self.inodes.get_mut(&key.0) {
             ino.cached.remove(&key.1);
         }
@@ -235,8 +239,16 @@ impl<F: FileSystem> PageCache<F> {
         &mut self.frames[f / CHUNK_PAGES][o..o + PAGE]
     }
 
-    pub(crate) fn page_bytes(&self, key: (u32, u64)) -> Option<&[u8]> {
-        self.pages.get(&key).map(|(f, _)| self.frame_ref(*f))
+    /// Writeback of one page: its first `valid` bytes go to the file
+    /// system (nothing for a page not cached or `valid` = 0).
+    pub(crate) fn writepage_cached(&mut self, key: PageKey, valid: usize) -> Result<(), F::Error> {
+        let Some(&(f, _)) = self.pages.get(&key) else { return Ok(()) };
+        if valid == 0 {
+            return Ok(());
+        }
+        let o = (f % CHUNK_PAGES) * PAGE;
+        let bytes = &self.frames[f / CHUNK_PAGES][o..o + valid];
+        self.fs.writepage(key.0, key.1, bytes)
     }
 
     /// Marks a dirty page clean (after writeback).
@@ -259,10 +271,8 @@ impl<F: FileSystem> PageCache<F> {
                 self.stats.dirty_pages_dropped += 1;
                 self.fs.release_pages(1);
             }
+            self.lru.unlink(f);
             self.free.push(f);
-        }
-        if let Some(s) = self.last_use.remove(&key) {
-            self.lru.remove(&s);
         }
     }
 
@@ -286,23 +296,22 @@ impl<F: FileSystem> PageCache<F> {
     /// unless cached or `fresh`); returns its frame.
     fn get_page(&mut self, fd: Fd, inum: u32, index: u64, fresh: bool) -> Result<usize, F::Error> {
         let key = (inum, index);
-        if let Some((f, _)) = self.pages.get(&key) {
-            let f = *f;
+        if let Some(&(f, dirty)) = self.pages.get(&key) {
             self.stats.page_hits += 1;
-            self.touch(key);
+            self.touch_frame(f, key, dirty);
             return Ok(f);
         }
         let data = if fresh { Vec::new() } else { self.fs.read(fd, index * PAGE_BYTES, PAGE)? };
         self.stats.page_misses += u64::from(!fresh);
         let f = self.frame()?;
         let fr = self.frame_mut(f);
-        fr.fill(0);
         fr[..data.len()].copy_from_slice(&data);
+        fr[data.len()..].fill(0);
         self.pages.insert(key, (f, false));
         if let Some(ino) = self.inodes.get_mut(&inum) {
             ino.cached.insert(index);
         }
-        self.touch(key);
+        self.touch_frame(f, key, false);
         Ok(f)
     }
 
@@ -396,9 +405,7 @@ impl<F: FileSystem> PageCache<F> {
                 p.1 = true;
                 self.dirty_pages += 1;
             }
-        }
-        if let Some(s) = self.last_use.remove(&key) {
-            self.lru.remove(&s);
+            self.lru.unlink(p.0);
         }
         let now = self.now_ns;
         if let Some(ino) = self.inodes.get_mut(&inum) {
@@ -632,7 +639,7 @@ impl<F: FileSystem> FileSystem for PageCache<F> {
 
     /// `drop_caches`: every clean page leaves the cache (dirty ones stay).
     fn drop_caches(&mut self) -> Result<(), F::Error> {
-        let clean: Vec<(u32, u64)> = self.lru.values().copied().collect();
+        let clean: Vec<PageKey> = self.lru.keys();
         for key in clean {
             if let Some(ino) = self.inodes.get_mut(&key.0) {
                 ino.cached.remove(&key.1);

@@ -15,6 +15,7 @@
 //! No file I/O, no wall clock.
 
 mod cache;
+mod lru;
 mod settings;
 mod types;
 pub mod workload;

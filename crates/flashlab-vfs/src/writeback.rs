@@ -99,10 +99,7 @@ impl<F: FileSystem> PageCache<F> {
             if dirty && index * PAGE_BYTES + valid as u64 > synced {
                 self.write_inode_now(inum)?;
             }
-            let data = self.page_bytes((inum, index)).map(|b| b[..valid].to_vec()).unwrap_or_default();
-            if !data.is_empty() {
-                self.fs.writepage(inum, index, &data)?;
-            }
+            self.writepage_cached((inum, index), valid)?;
             self.mark_clean((inum, index));
             if let Some(i) = self.inodes.get_mut(&inum) {
                 i.dirty_pages.remove(&index);
