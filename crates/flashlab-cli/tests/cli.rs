@@ -579,7 +579,7 @@ fn fsftl_plan_formats_f2fs_and_ext4_as_seed_004() {
         let (raw, ssd) = flashlab_config::load("", "t", &sets).unwrap();
         let bytes = ssd.ftl.logical_pages * ssd.geometry.page_bytes as u64;
         let f = &raw.fs.f2fs;
-        let l = flashlab_f2fs::Layout::with_tools(bytes, 1, 1, f.overprovision_ratio, f.mkfs_tools).unwrap();
+        let l = flashlab_f2fs::Layout::with_tools(bytes, 1, 1, f.overprovision(), f.mkfs_tools).unwrap();
         // Table 2: 50 MB reserved; 250 MB overprovision on 4 GB, here 340 MB less (page
         // mapping's spare space): (main − 25) × 5 % + 25 segments of 2 MiB.
         assert_eq!(l.reserved_segments, 25);

@@ -112,9 +112,8 @@ impl F2fs {
         cfg.validate().map_err(|e| F2fsError::Settings(e.to_string()))?;
         let s = ssd.settings();
         let bytes = s.ftl.logical_pages * s.page_bytes();
-        let lay =
-            Layout::with_tools(bytes, cfg.segs_per_sec, cfg.secs_per_zone, cfg.overprovision_ratio, cfg.mkfs_tools)
-                .map_err(|e| F2fsError::Layout(e.0))?;
+        let lay = Layout::with_tools(bytes, cfg.segs_per_sec, cfg.secs_per_zone, cfg.overprovision(), cfg.mkfs_tools)
+            .map_err(|e| F2fsError::Layout(e.0))?;
         let sm = SegMgr::new(&lay);
         let nm = NodeMgr::new(lay.max_nid());
         let content = Content::new(cfg.content, lay.main_blocks());

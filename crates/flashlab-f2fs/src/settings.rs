@@ -81,10 +81,11 @@ pub struct F2fsSettings {
     pub segs_per_sec: u32,
     /// mkfs.f2fs `-z`: sections per zone (logs open sections in distinct zones).
     pub secs_per_zone: u32,
-    /// mkfs.f2fs `-o`: overprovision ratio in percent; absent = the ratio
-    /// `get_best_overprovision` picks (`mkfs_tools = "current"`) or 5
-    /// (`"1.1"`, where it must be a whole number: atoi).
-    pub overprovision_ratio: Option<f64>,
+    /// mkfs.f2fs `-o`: overprovision ratio in percent; 0 (the default) = the
+    /// ratio `get_best_overprovision` picks (`mkfs_tools = "current"`, as
+    /// mkfs.f2fs does when `c.overprovision == 0`) or 5 (`"1.1"`, where it
+    /// must be a whole number: atoi).
+    pub overprovision_ratio: f64,
     /// Which f2fs-tools' mkfs.f2fs computes the reserved and overprovision
     /// segments: `current` or `1.1` (f2fs-tools v1.0.0–v1.1.0, 2012).
     pub mkfs_tools: crate::layout::MkfsTools,
@@ -125,7 +126,7 @@ impl Default for F2fsSettings {
         Self {
             segs_per_sec: 1,
             secs_per_zone: 1,
-            overprovision_ratio: None,
+            overprovision_ratio: 0.0,
             mkfs_tools: crate::layout::MkfsTools::Current,
             kernel: KernelRules::Current,
             cp_interval_s: 60,
@@ -151,6 +152,11 @@ fn bad(key: &'static str, expected: &str) -> SettingsError {
 }
 
 impl F2fsSettings {
+    /// The `-o` ratio given, if any (0 leaves it to mkfs).
+    pub fn overprovision(&self) -> Option<f64> {
+        (self.overprovision_ratio != 0.0).then_some(self.overprovision_ratio)
+    }
+
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<(), SettingsError> {
         if !self.segs_per_sec.is_power_of_two() || self.segs_per_sec > 512 {
@@ -159,9 +165,9 @@ impl F2fsSettings {
         if self.secs_per_zone == 0 || self.secs_per_zone > 64 {
             return Err(bad("secs_per_zone", "must be in 1..=64"));
         }
-        if let Some(r) = self.overprovision_ratio {
+        if let Some(r) = self.overprovision() {
             if !(r.is_finite() && r > 0.0 && r < 100.0) {
-                return Err(bad("overprovision_ratio", "must be a percentage in (0, 100)"));
+                return Err(bad("overprovision_ratio", "must be 0 (mkfs's choice) or a percentage in (0, 100)"));
             }
             if self.mkfs_tools == crate::layout::MkfsTools::V1_1 && (r.fract() != 0.0 || r < 1.0) {
                 return Err(bad(

@@ -129,7 +129,7 @@ fn linux_3_8_rules_recycle_below_the_overprovision_sections_and_never_update_in_
         kernel: KernelRules::Linux3_8,
         mkfs_tools: MkfsTools::V1_1,
         ipu_policy: IpuPolicy::Force,
-        overprovision_ratio: Some(40.0),
+        overprovision_ratio: 40.0,
         strict: true,
         ..Default::default()
     };
