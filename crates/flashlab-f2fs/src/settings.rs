@@ -42,9 +42,9 @@ impl IpuPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
 pub enum KernelRules {
     /// Today's fs/f2fs: `f2fs_need_SSR` (free sections ≤ dirty-node sections
-    /// + 2 × dirty-dentry sections + `min_ssr_sections` + reserved sections),
-    /// `has_not_enough_free_secs` with the dirty node and dentry sections,
-    /// data logs' SSR falling back to other data types, `ipu_policy`.
+    /// plus 2 × dirty-dentry sections plus `min_ssr_sections` plus reserved
+    /// sections), `has_not_enough_free_secs` with the dirty node and dentry
+    /// sections, data logs' SSR falling back to other data types, `ipu_policy`.
     #[default]
     #[serde(rename = "current")]
     Current,
