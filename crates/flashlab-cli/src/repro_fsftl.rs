@@ -151,10 +151,30 @@ impl Plan {
         v
     }
 
+    /// The file system's own `--set`s (Table 2 of the seed, §4).
+    pub fn fs_sets(&self, fs: &str) -> Vec<String> {
+        match fs {
+            // Table 2: "F2FS Overprovision 250MB, Reserved 50MB" is what mkfs.f2fs of
+            // f2fs-tools v1.0.0–v1.1.0 gives a 4 GB volume with its default `-o 5`
+            // (`f2fs_parse_options`: reserved (100 / 5 + 5) = 25 segments;
+            // `f2fs_write_check_point_pack`: (main − 25) × 5 / 100 + 25 ≈ 120–125
+            // segments). The F2FS of that time (Linux 3.8, as backported to the seed's
+            // 3.4.7 kernel, §4) recycles segments (SSR) once free sections drop below
+            // the overprovision sections and never updates in place.
+            "f2fs" => vec![
+                "fs.f2fs.mkfs_tools=\"1.1\"".into(),
+                "fs.f2fs.overprovision_ratio=5.0".into(),
+                "fs.f2fs.kernel=\"3.8\"".into(),
+            ],
+            _ => Vec::new(),
+        }
+    }
+
     /// The `--set` list of one run.
     pub fn sets(&self, fs: &str, ftl: usize, util: f64) -> Vec<String> {
         let mut s = self.device_sets.clone();
         s.extend(self.ftls[ftl].sets.iter().cloned());
+        s.extend(self.fs_sets(fs));
         s.extend([
             "timing.enabled=true".to_string(),
             format!("fs.kind=\"{fs}\""),
@@ -187,6 +207,11 @@ impl Run {
         self.report.as_ref()?.phases.iter().find(|p| p.name == phase)?.throughput_mib_s
     }
 
+    /// One phase's report.
+    pub fn phase(&self, name: &str) -> Option<&flashlab_vfs::workload::PhaseReport> {
+        self.report.as_ref()?.phases.iter().find(|p| p.name == name)
+    }
+
     /// NAND block erases during the measured phases.
     pub fn erases(&self) -> Option<u64> {
         Some(self.report.as_ref()?.device.nand_erases)
@@ -195,6 +220,15 @@ impl Run {
     /// Bytes the file system's own cleaning wrote (measured phases).
     pub fn cleaning_bytes(&self) -> Option<u64> {
         Some(self.report.as_ref()?.fs_writes.cleaning)
+    }
+}
+
+impl Plan {
+    /// The ext4 journal of a run on a device of `blocks` 4 KiB blocks: mke2fs's
+    /// choice for the seed-size device (`blocks` × `scale_div`), divided by
+    /// `scale_div` (at least mke2fs's minimum of 1 024 blocks, 4 MiB).
+    pub fn journal_mib(&self, blocks: u64) -> u32 {
+        (mke2fs_journal_mib(blocks * self.scale_div) / self.scale_div as u32).max(4)
     }
 }
 
@@ -220,9 +254,10 @@ fn run_one(plan: &Plan, fs: &'static str, ftl: usize, util: f64) -> Run {
     let r = (|| -> anyhow::Result<(flashlab_vfs::workload::BenchReport, Value)> {
         let (mut raw, ssd) = flashlab_config::load("", "f2fs-ext4-ftl", &sets)?;
         if fs == "ext4" {
-            // mkfs.ext4 as the seed ran it: the journal mke2fs chooses for the device.
+            // mkfs.ext4 as the seed ran it (§4): the journal mke2fs chooses for the
+            // seed's device (64 MiB at 4 GB), scaled with the device under --quick.
             let blocks = ssd.ftl.logical_pages * ssd.geometry.page_bytes as u64 / 4096;
-            raw.fs.ext4.journal_mib = mke2fs_journal_mib(blocks);
+            raw.fs.ext4.journal_mib = plan.journal_mib(blocks);
         }
         let spec = raw.resolve_fs_bench()?;
         let out = run_kind(FsKind::from_name(fs)?, &raw, &ssd, &spec)?;

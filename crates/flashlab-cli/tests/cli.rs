@@ -602,3 +602,28 @@ fn closed_pipe_ends_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?} {err}");
 }
+
+#[test]
+fn fsftl_plan_formats_f2fs_and_ext4_as_seed_004() {
+    use flashlab_cli::repro_fsftl::Plan;
+    for quick in [false, true] {
+        let plan = Plan::new(quick);
+        let page = plan.ftls.iter().position(|f| f.name == "page").unwrap();
+        let sets = plan.sets("f2fs", page, 95.0);
+        for want in ["fs.f2fs.mkfs_tools=\"1.1\"", "fs.f2fs.overprovision_ratio=5.0", "fs.f2fs.kernel=\"3.8\""] {
+            assert!(sets.iter().any(|s| s == want), "{want} missing from {sets:?}");
+        }
+        assert!(!plan.sets("ext4", page, 95.0).iter().any(|s| s.starts_with("fs.f2fs")));
+        let (raw, ssd) = flashlab_config::load("", "t", &sets).unwrap();
+        let bytes = ssd.ftl.logical_pages * ssd.geometry.page_bytes as u64;
+        let f = &raw.fs.f2fs;
+        let l = flashlab_f2fs::Layout::with_tools(bytes, 1, 1, f.overprovision(), f.mkfs_tools).unwrap();
+        // Table 2: 50 MB reserved; 250 MB overprovision on 4 GB, here 340 MB less (page
+        // mapping's spare space): (main − 25) × 5 % + 25 segments of 2 MiB.
+        assert_eq!(l.reserved_segments, 25);
+        assert_eq!(l.overprov_segments, (l.segment_count_main - 25) * 5 / 100 + 25);
+        let blocks = bytes / 4096;
+        // mke2fs's 64 MiB for the 4 GB device; --quick divides it by 16 (4 MiB).
+        assert_eq!(plan.journal_mib(blocks), if quick { 4 } else { 64 });
+    }
+}

@@ -6,7 +6,7 @@ use crate::io::{Io, META};
 use crate::layout::{Layout, BLKS_PER_SEG, BLOCK_BYTES};
 use crate::node::{self, Holder, NodeMgr, ROOT_INO};
 use crate::seg::{SegMgr, NONE};
-use crate::settings::{F2fsSettings, IpuPolicy};
+use crate::settings::{F2fsSettings, IpuPolicy, KernelRules};
 use crate::stats::F2fsStats;
 use crate::temp::{DataWrite, LogType, NodeKind};
 use flashlab_sim::Ssd;
@@ -112,7 +112,7 @@ impl F2fs {
         cfg.validate().map_err(|e| F2fsError::Settings(e.to_string()))?;
         let s = ssd.settings();
         let bytes = s.ftl.logical_pages * s.page_bytes();
-        let lay = Layout::new(bytes, cfg.segs_per_sec, cfg.secs_per_zone, cfg.overprovision_ratio)
+        let lay = Layout::with_tools(bytes, cfg.segs_per_sec, cfg.secs_per_zone, cfg.overprovision(), cfg.mkfs_tools)
             .map_err(|e| F2fsError::Layout(e.0))?;
         let sm = SegMgr::new(&lay);
         let nm = NodeMgr::new(lay.max_nid());
@@ -262,11 +262,31 @@ impl F2fs {
         (self.nm.dirty_count().div_ceil(per) + 2 * self.dirty_dents.len().div_ceil(per)) as u32
     }
 
-    /// Allocates a block of log `t`; SSR as `f2fs_need_SSR` says.
+    /// Whether a log changing segment recycles a dirty one: `f2fs_need_SSR`
+    /// (never with `mode=lfs`, modelled as `ipu_policy = none`), or Linux
+    /// 3.8's `need_SSR` (free sections < overprovision sections).
+    pub(crate) fn need_ssr(&self) -> bool {
+        match self.cfg.kernel {
+            KernelRules::Current => self.cfg.ipu_policy != IpuPolicy::None && self.sm.need_ssr(self.pending_secs()),
+            KernelRules::Linux3_8 => self.sm.need_ssr_3_8(),
+        }
+    }
+
+    /// `has_not_enough_free_secs(sbi, freed, 0)`; Linux 3.8's compares free
+    /// sections with the reserved ones only (no dirty node or dentry sections).
+    pub(crate) fn not_enough_free(&self, freed: u32) -> bool {
+        match self.cfg.kernel {
+            KernelRules::Current => self.sm.not_enough_free(freed, self.pending_secs()),
+            KernelRules::Linux3_8 => self.sm.not_enough_free(freed, 0),
+        }
+    }
+
+    /// Allocates a block of log `t`; SSR as [`F2fs::need_ssr`] says; data logs
+    /// fall back to other data types' dirty segments when free sections are
+    /// short (`get_ssr_segment`, not in Linux 3.8).
     pub(crate) fn alloc_block(&mut self, t: LogType, owner: u32, ofs: u32) -> F2fsResult<u32> {
-        let pending = self.pending_secs();
-        let ssr = self.cfg.ipu_policy != IpuPolicy::None && self.sm.need_ssr(pending);
-        let other = self.sm.not_enough_free(0, pending);
+        let ssr = self.need_ssr();
+        let other = self.cfg.kernel == KernelRules::Current && self.not_enough_free(0);
         let (lfs0, ssr0) = (self.sm.lfs_allocs, self.sm.ssr_allocs);
         let prev = self.sm.cur[t as usize].seg;
         let now = self.now_s();
@@ -357,9 +377,10 @@ impl F2fs {
         Ok(nid)
     }
 
-    /// `check_inplace_update_policy` with `should_update_outplace`.
+    /// `check_inplace_update_policy` with `should_update_outplace`; Linux
+    /// 3.8's `need_inplace_update` is never true (`MIN_IPU_UTIL` 100).
     fn update_in_place(&self, ino: &Inode) -> bool {
-        if ino.is_dir || ino.cold {
+        if ino.is_dir || ino.cold || self.cfg.kernel == KernelRules::Linux3_8 {
             return false;
         }
         let pending = self.pending_secs();

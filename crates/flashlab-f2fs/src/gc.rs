@@ -112,12 +112,12 @@ impl F2fs {
     /// prefree segments are first turned free by a checkpoint, and a
     /// checkpoint ends the cleaning (`f2fs_gc`).
     pub(crate) fn balance_fs(&mut self) -> F2fsResult<()> {
-        if !self.sm.not_enough_free(0, self.pending_secs()) {
+        if !self.not_enough_free(0) {
             return Ok(());
         }
         let mut freed = 0;
         let mut checkpointed = false;
-        while self.sm.not_enough_free(freed, self.pending_secs()) {
+        while self.not_enough_free(freed) {
             if freed == 0 && !checkpointed && self.sm.prefree_segments() > 0 {
                 self.checkpoint(CpReason::Gc)?;
                 checkpointed = true;

@@ -1,7 +1,8 @@
 //! The on-disk layout mkfs.f2fs gives a device (mkfs/f2fs_format.c,
 //! `f2fs_prepare_super_block`): superblock zone, then the CP, SIT, NAT and
 //! SSA areas and the main area, each a whole number of segments, with the
-//! overprovision and reserved segments of `get_best_overprovision`.
+//! overprovision and reserved segments of `get_best_overprovision` — or of
+//! f2fs-tools v1.0.0–v1.1.0 (Nov. 2012), whose rule seed 004's Table 2 shows.
 
 /// Blocks per segment (`F2FS_DEFAULT_BLOCKS_PER_SEGMENT`... 2 MiB / 4 KiB).
 pub const BLKS_PER_SEG: u32 = 512;
@@ -18,6 +19,24 @@ const CP_PACKS: u32 = 2;
 /// `CHECKSUM_OFFSET` − sizeof(struct f2fs_checkpoint) + 1: CP-page bytes
 /// left for the SIT and NAT version bitmaps.
 const CP_BITMAP_BYTES: u32 = 4092 - 193 + 1;
+
+/// Which f2fs-tools' mkfs.f2fs computes the overprovision and reserved segments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
+pub enum MkfsTools {
+    /// Today's: `get_best_overprovision` unless `-o` is given, reserved
+    /// `(2 × (100 / ovp + 1) + 6) × segs_per_sec`.
+    #[default]
+    #[serde(rename = "current")]
+    Current,
+    /// f2fs-tools v1.0.0–v1.1.0 (Nov. 2012): `-o` a whole percentage, default 5;
+    /// reserved `(100 / ovp + 5) × segs_per_sec`.
+    #[serde(rename = "1.1")]
+    V1_1,
+}
+
+impl MkfsTools {
+    pub const NAMES: &'static str = "current, 1.1";
+}
 
 /// Where each area of the volume lies (all in 4 KiB blocks / segments).
 #[derive(Debug, Clone, PartialEq)]
@@ -84,13 +103,44 @@ fn div_up(a: u64, b: u64) -> u64 {
     a.div_ceil(b)
 }
 
+/// The overprovision ratio and reserved segments of `tools`' mkfs.f2fs for
+/// `main` main segments (`ovp`: the `-o` option, if given).
+fn ovp_and_reserved(tools: MkfsTools, main: u32, segs_per_sec: u32, ovp: Option<f64>) -> (f64, u32) {
+    match tools {
+        MkfsTools::Current => {
+            let o = ovp.unwrap_or_else(|| best_overprovision(main, segs_per_sec));
+            (o, if o > 0.0 { reserved_for(o, segs_per_sec) as u32 } else { 0 })
+        }
+        MkfsTools::V1_1 => {
+            // f2fs-tools v1.1.0 `f2fs_parse_options`: `-o` read by atoi (default 5),
+            // reserved_segments = (100 / overprovision + 5) * segs_per_sec in
+            // integer arithmetic (changed by d238772 "mkfs: reserve x2 sections",
+            // 2013-01-14, to today's (2 * (100 / ovp + 1) + 6) * segs_per_sec).
+            let o = ovp.unwrap_or(5.0).trunc().max(1.0) as u32;
+            (o as f64, (100 / o + 5) * segs_per_sec)
+        }
+    }
+}
+
 impl Layout {
-    /// mkfs.f2fs's layout of a device of `device_bytes` (`f2fs_prepare_super_block`).
+    /// mkfs.f2fs's layout of a device of `device_bytes` (`f2fs_prepare_super_block`),
+    /// by today's f2fs-tools.
     pub fn new(
         device_bytes: u64,
         segs_per_sec: u32,
         secs_per_zone: u32,
         ovp: Option<f64>,
+    ) -> Result<Layout, LayoutError> {
+        Layout::with_tools(device_bytes, segs_per_sec, secs_per_zone, ovp, MkfsTools::Current)
+    }
+
+    /// mkfs.f2fs's layout of a device of `device_bytes` by `tools`' mkfs.f2fs.
+    pub fn with_tools(
+        device_bytes: u64,
+        segs_per_sec: u32,
+        secs_per_zone: u32,
+        ovp: Option<f64>,
+        tools: MkfsTools,
     ) -> Result<Layout, LayoutError> {
         let blk = BLOCK_BYTES;
         let seg_bytes = blk * BLKS_PER_SEG as u64;
@@ -131,17 +181,17 @@ impl Layout {
         }
         let section_count = (segment_count - meta) / segs_per_sec;
         let main = section_count * segs_per_sec;
-        let overprovision = ovp.unwrap_or_else(|| best_overprovision(main, segs_per_sec));
+        let (overprovision, reserved) = ovp_and_reserved(tools, main, segs_per_sec, ovp);
         if overprovision <= 0.0 {
             return Err(LayoutError(format!("{main} main segments leave no room for reserved segments")));
         }
-        let reserved = reserved_for(overprovision, segs_per_sec) as u32;
         let total_zones = main as u64 / segs_per_zone;
         if main < reserved + 2 || total_zones <= NR_CURSEG_TYPE as u64 {
             return Err(LayoutError(format!(
                 "device too small for F2FS: {main} main segments, {reserved} reserved and 6 logs need more"
             )));
         }
+        // f2fs_write_check_point_pack: overprov_segment_count.
         let overprov = ((main - reserved) as f64 * overprovision / 100.0) as u32 + reserved;
         if overprov >= main {
             return Err(LayoutError(format!("overprovision {overprovision} % leaves no user blocks")));

@@ -34,9 +34,9 @@ mod vfs_impl;
 
 pub use error::{F2fsError, F2fsResult};
 pub use fs::{is_cold_name, F2fs, Inode, DENTRY_SLOTS};
-pub use layout::{best_overprovision, Layout, LayoutError};
+pub use layout::{best_overprovision, Layout, LayoutError, MkfsTools};
 pub use node::{ADDRS_PER_BLOCK, ADDRS_PER_INODE, ROOT_INO};
 pub use seg::NONE;
-pub use settings::{ContentMode, F2fsSettings, IpuPolicy, SettingsError};
+pub use settings::{ContentMode, F2fsSettings, IpuPolicy, KernelRules, SettingsError};
 pub use stats::F2fsStats;
 pub use temp::{LogType, NodeKind};

@@ -50,6 +50,8 @@ pub struct SegMgr {
     pub sit_dirty: Vec<bool>,
     pub sit_dirty_list: Vec<u32>,
     pub reserved_secs: u32,
+    /// `overprovision_sections`: overprovision segments (reserved included) per section.
+    pub ovp_secs: u32,
     /// The section being cleaned (`cur_victim_sec`): SSR keeps out of it.
     pub gc_victim_sec: u32,
     /// Counters.
@@ -85,6 +87,7 @@ impl SegMgr {
             sit_dirty: vec![false; segs as usize],
             sit_dirty_list: Vec::new(),
             reserved_secs: l.reserved_sections(),
+            ovp_secs: l.overprov_segments / l.segs_per_sec,
             gc_victim_sec: NONE,
             ssr_allocs: 0,
             lfs_allocs: 0,
@@ -157,6 +160,11 @@ impl SegMgr {
     /// (= `reserved_sections`) + `reserved_sections`.
     pub fn need_ssr(&self, pending_secs: u32) -> bool {
         self.free_secs <= pending_secs + 2 * self.reserved_secs
+    }
+
+    /// Linux 3.8's `need_SSR`: free sections < overprovision sections.
+    pub fn need_ssr_3_8(&self) -> bool {
+        self.free_secs < self.ovp_secs
     }
 
     /// `has_not_enough_free_secs(sbi, freed, 0)`.

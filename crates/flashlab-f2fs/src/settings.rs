@@ -38,6 +38,29 @@ impl IpuPolicy {
     pub const NAMES: &'static str = "none, force, ssr, util, ssr-util, fsync";
 }
 
+/// Whose SSR, foreground-cleaning and in-place-update thresholds apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+pub enum KernelRules {
+    /// Today's fs/f2fs: `f2fs_need_SSR` (free sections ≤ dirty-node sections
+    /// plus 2 × dirty-dentry sections plus `min_ssr_sections` plus reserved
+    /// sections), `has_not_enough_free_secs` with the dirty node and dentry
+    /// sections, data logs' SSR falling back to other data types, `ipu_policy`.
+    #[default]
+    #[serde(rename = "current")]
+    Current,
+    /// F2FS as merged in Linux 3.8 (segment.h): `need_SSR` is free sections
+    /// < overprovision sections; `has_not_enough_free_secs` is free sections
+    /// ≤ reserved sections; SSR only into segments of the log's own type;
+    /// `need_inplace_update` never true (`MIN_IPU_UTIL` 100), so
+    /// `ipu_policy` is ignored.
+    #[serde(rename = "3.8")]
+    Linux3_8,
+}
+
+impl KernelRules {
+    pub const NAMES: &'static str = "current, 3.8";
+}
+
 /// What the model keeps of file contents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -58,9 +81,16 @@ pub struct F2fsSettings {
     pub segs_per_sec: u32,
     /// mkfs.f2fs `-z`: sections per zone (logs open sections in distinct zones).
     pub secs_per_zone: u32,
-    /// mkfs.f2fs `-o`: overprovision ratio in percent; absent = the ratio
-    /// `get_best_overprovision` picks.
-    pub overprovision_ratio: Option<f64>,
+    /// mkfs.f2fs `-o`: overprovision ratio in percent; 0 (the default) = the
+    /// ratio `get_best_overprovision` picks (`mkfs_tools = "current"`, as
+    /// mkfs.f2fs does when `c.overprovision == 0`) or 5 (`"1.1"`, where it
+    /// must be a whole number: atoi).
+    pub overprovision_ratio: f64,
+    /// Which f2fs-tools' mkfs.f2fs computes the reserved and overprovision
+    /// segments: `current` or `1.1` (f2fs-tools v1.0.0–v1.1.0, 2012).
+    pub mkfs_tools: crate::layout::MkfsTools,
+    /// Whose SSR, cleaning and in-place-update thresholds: `current` or `3.8`.
+    pub kernel: KernelRules,
     /// Mount option `checkpoint` interval (`cp_interval`, default 60 s).
     pub cp_interval_s: u32,
     /// Background cleaning on an idle timer (`background_gc=on`).
@@ -96,7 +126,9 @@ impl Default for F2fsSettings {
         Self {
             segs_per_sec: 1,
             secs_per_zone: 1,
-            overprovision_ratio: None,
+            overprovision_ratio: 0.0,
+            mkfs_tools: crate::layout::MkfsTools::Current,
+            kernel: KernelRules::Current,
             cp_interval_s: 60,
             bg_gc: true,
             gc_min_sleep_ms: 30_000,
@@ -120,6 +152,11 @@ fn bad(key: &'static str, expected: &str) -> SettingsError {
 }
 
 impl F2fsSettings {
+    /// The `-o` ratio given, if any (0 leaves it to mkfs).
+    pub fn overprovision(&self) -> Option<f64> {
+        (self.overprovision_ratio != 0.0).then_some(self.overprovision_ratio)
+    }
+
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<(), SettingsError> {
         if !self.segs_per_sec.is_power_of_two() || self.segs_per_sec > 512 {
@@ -128,9 +165,15 @@ impl F2fsSettings {
         if self.secs_per_zone == 0 || self.secs_per_zone > 64 {
             return Err(bad("secs_per_zone", "must be in 1..=64"));
         }
-        if let Some(r) = self.overprovision_ratio {
+        if let Some(r) = self.overprovision() {
             if !(r.is_finite() && r > 0.0 && r < 100.0) {
-                return Err(bad("overprovision_ratio", "must be a percentage in (0, 100)"));
+                return Err(bad("overprovision_ratio", "must be 0 (mkfs's choice) or a percentage in (0, 100)"));
+            }
+            if self.mkfs_tools == crate::layout::MkfsTools::V1_1 && (r.fract() != 0.0 || r < 1.0) {
+                return Err(bad(
+                    "overprovision_ratio",
+                    "must be a whole percentage in 1..=99 with mkfs_tools = \"1.1\"",
+                ));
             }
         }
         if self.cp_interval_s == 0 {

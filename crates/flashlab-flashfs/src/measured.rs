@@ -23,6 +23,7 @@ fn device(nand: &Nand) -> DeviceCounters {
         nand_read_pages: m.pages_read.total(),
         nand_program_pages: m.pages_programmed.total(),
         nand_erases: m.erases.total(),
+        ..DeviceCounters::default()
     }
 }
 

@@ -397,7 +397,7 @@ impl Measured for Mem {
         DeviceCounters {
             nand_read_pages: self.reads,
             nand_program_pages: self.pages_written.len() as u64,
-            nand_erases: 0,
+            ..DeviceCounters::default()
         }
     }
     fn device_result(&self) -> serde_json::Value {

@@ -2,7 +2,7 @@
 //! cleaning, SSR, discard, ENOSPC, settings, and a model-based property
 //! test against an oracle of names, sizes and content tags.
 
-use flashlab_f2fs::{best_overprovision, F2fs, F2fsSettings, IpuPolicy, Layout, LogType, NONE};
+use flashlab_f2fs::{best_overprovision, F2fs, F2fsSettings, IpuPolicy, KernelRules, Layout, LogType, MkfsTools, NONE};
 use flashlab_sim::Ssd;
 use flashlab_vfs::{CacheSettings, Errno, Fd, FileSystem, PageCache};
 
@@ -77,6 +77,74 @@ fn mkfs_layout_of_a_64_mib_volume() {
     let l2 = Layout::new(256 * MIB, 2, 1, Some(20.0)).unwrap();
     assert_eq!((l2.segment_count_main % 2, l2.reserved_segments), (0, 36));
     assert!(Layout::new(16 * MIB, 1, 1, None).is_err(), "too small for 6 logs and reserved segments");
+}
+
+#[test]
+fn mkfs_of_f2fs_tools_1_1_gives_seed_004s_reserved_and_overprovision() {
+    // A 4 GiB volume: 2047 segments after the superblock zone; SIT 2 × 1, NAT 2 × 5
+    // (ceil(2043 × 512 / 455) = 2299 blocks → 5 segments), SSA ceil(2034 / 512) = 4:
+    // 2047 − 2 − 2 − 10 − 4 = 2029 main segments.
+    let l = Layout::with_tools(4096 * MIB, 1, 1, None, MkfsTools::V1_1).unwrap();
+    assert_eq!(l.segment_count_main, 2029);
+    // -o 5 (the default): reserved (100 / 5 + 5) = 25 segments = 50 MB; overprovision
+    // (2029 − 25) × 5 / 100 = 100 (+ 25) = 125 segments = 250 MB: Table 2 of seed 004.
+    assert_eq!((l.overprovision, l.reserved_segments, l.overprov_segments), (5.0, 25, 125));
+    assert_eq!(l.user_block_count, (2029 - 125) * 512);
+    // Integer arithmetic as atoi and C division: -o 7 → 100 / 7 = 14, + 5 = 19 reserved.
+    let l = Layout::with_tools(4096 * MIB, 2, 1, Some(7.0), MkfsTools::V1_1).unwrap();
+    assert_eq!(l.reserved_segments, 38);
+    // Today's rule on the same volume differs (best ratio, 2 × (100 / ovp + 1) + 6).
+    let now = Layout::new(4096 * MIB, 1, 1, Some(5.0)).unwrap();
+    assert_eq!((now.reserved_segments, now.overprov_segments), (48, 147));
+    // A fractional -o is refused under 1.1 (atoi), naming the key.
+    let s: F2fsSettings = toml::from_str("mkfs_tools = \"1.1\"\noverprovision_ratio = 2.5").unwrap();
+    assert!(s.validate().unwrap_err().to_string().starts_with("fs.f2fs.overprovision_ratio: must be a whole"), "{s:?}");
+    let e = toml::from_str::<F2fsSettings>("kernel = \"2.6\"").unwrap_err().to_string();
+    assert!(e.contains("3.8"), "{e}");
+}
+
+/// Random 4 KiB overwrites of a file filling `fill_pct` % of the user blocks, then the stats.
+fn random_overwrites(cfg: F2fsSettings, fill_pct: u64, rounds: u64) -> (F2fs, flashlab_f2fs::F2fsStats) {
+    let mut f = fs(160, cfg);
+    let n = f.layout().user_block_count * fill_pct / 100;
+    let fd = f.create("/f").unwrap();
+    for k in 0..n {
+        f.write(fd, k * 4096, &page(k)).unwrap();
+    }
+    f.sync().unwrap();
+    let mut x = 99u64;
+    for i in 0..rounds * n {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        f.write(fd, ((x >> 33) % n) * 4096, &page(i)).unwrap();
+    }
+    f.sync().unwrap();
+    f.check().unwrap();
+    let s = f.stats().clone();
+    (f, s)
+}
+
+#[test]
+fn linux_3_8_rules_recycle_below_the_overprovision_sections_and_never_update_in_place() {
+    let k38 = F2fsSettings {
+        kernel: KernelRules::Linux3_8,
+        mkfs_tools: MkfsTools::V1_1,
+        ipu_policy: IpuPolicy::Force,
+        overprovision_ratio: 40.0,
+        strict: true,
+        ..Default::default()
+    };
+    let (f, s) = random_overwrites(k38.clone(), 80, 2);
+    let l = f.layout().clone();
+    // -o 40: reserved 100 / 40 + 5 = 7, overprovision (56 − 7) × 40 % + 7 = 26 segments.
+    assert_eq!((l.segment_count_main, l.reserved_segments, l.overprov_segments), (56, 7, 26));
+    // 3.8's need_SSR (free sections < 26) holds well before today's (free ≤ pending + 2 × 7).
+    assert!(s.ssr_segments > 0, "{s:?}");
+    // need_inplace_update is never true in 3.8, whatever ipu_policy says.
+    assert_eq!(s.ipu_blocks_written, 0, "{s:?}");
+    // Today's rules with ipu_policy = force update every rewrite in place.
+    let now = F2fsSettings { kernel: KernelRules::Current, ..k38 };
+    let (_, s2) = random_overwrites(now, 80, 2);
+    assert!(s2.ipu_blocks_written > 0, "{s2:?}");
 }
 
 #[test]

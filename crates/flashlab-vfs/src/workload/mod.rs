@@ -69,6 +69,12 @@ pub struct DeviceCounters {
     pub nand_read_pages: u64,
     pub nand_program_pages: u64,
     pub nand_erases: u64,
+    /// A hybrid FTL's (BAST, FAST) switch, partial and full merges and the
+    /// pages BAST-padding copied (0 under other mappings and on raw flash).
+    pub merges_switch: u64,
+    pub merges_partial: u64,
+    pub merges_full: u64,
+    pub padding_pages: u64,
 }
 
 impl DeviceCounters {
@@ -77,7 +83,22 @@ impl DeviceCounters {
             nand_read_pages: self.nand_read_pages - earlier.nand_read_pages,
             nand_program_pages: self.nand_program_pages - earlier.nand_program_pages,
             nand_erases: self.nand_erases - earlier.nand_erases,
+            merges_switch: self.merges_switch - earlier.merges_switch,
+            merges_partial: self.merges_partial - earlier.merges_partial,
+            merges_full: self.merges_full - earlier.merges_full,
+            padding_pages: self.padding_pages - earlier.padding_pages,
         }
+    }
+
+    /// Adds `o`'s counts (phases summed).
+    pub fn add(&mut self, o: &DeviceCounters) {
+        self.nand_read_pages += o.nand_read_pages;
+        self.nand_program_pages += o.nand_program_pages;
+        self.nand_erases += o.nand_erases;
+        self.merges_switch += o.merges_switch;
+        self.merges_partial += o.merges_partial;
+        self.merges_full += o.merges_full;
+        self.padding_pages += o.padding_pages;
     }
 }
 

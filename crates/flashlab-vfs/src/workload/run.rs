@@ -188,9 +188,7 @@ fn report<F: FileSystem + Measured>(
     let mut device = DeviceCounters::default();
     for p in measured() {
         fs_writes.add(&p.fs_writes);
-        device.nand_read_pages += p.device.nand_read_pages;
-        device.nand_program_pages += p.device.nand_program_pages;
-        device.nand_erases += p.device.nand_erases;
+        device.add(&p.device);
     }
     let app_bytes_written = measured().map(|p| p.app_bytes_written).sum::<u64>();
     BenchReport {
