@@ -16,6 +16,10 @@ fn device(nand: &Nand) -> DeviceCounters {
             nand_read_pages: r.nand_read_pages,
             nand_program_pages: r.nand_program_pages,
             nand_erases: r.nand_erases,
+            merges_switch: r.merges_switch.unwrap_or(0),
+            merges_partial: r.merges_partial.unwrap_or(0),
+            merges_full: r.merges_full.unwrap_or(0),
+            padding_pages: r.padding_pages.unwrap_or(0),
         };
     }
     let m = nand.stats();
