@@ -165,13 +165,19 @@ fn results() -> Map<String, Value> {
 }
 
 /// Compares `want` with `got` key by key, recursing into objects, so that a key added
-/// to a result later (not in the fixture) is ignored at any depth.
+/// to a result later (not in the fixture) is ignored at any depth, arrays included.
 fn compare(path: &str, want: &Value, got: &Value) {
     match (want, got) {
         (Value::Object(w), Value::Object(g)) => {
             for (k, wv) in w {
                 let gv = g.get(k).unwrap_or_else(|| panic!("{path}.{k}: missing"));
                 compare(&format!("{path}.{k}"), wv, gv);
+            }
+        }
+        (Value::Array(w), Value::Array(g)) => {
+            assert_eq!(w.len(), g.len(), "{path}: length changed");
+            for (i, (wv, gv)) in w.iter().zip(g).enumerate() {
+                compare(&format!("{path}[{i}]"), wv, gv);
             }
         }
         // serde_json keeps an f64 exactly (float_roundtrip), so equality is bit equality.
