@@ -43,9 +43,6 @@ use flashlab_ftl::FlashOp;
 use flashlab_nand::{Cause, Geometry, OpKind};
 use std::collections::VecDeque;
 
-/// Live calendar slots of a channel above which it is also pruned below its dies' floor.
-const PRUNE_BY_DIES_ABOVE: usize = 4096;
-
 /// A die's last operation, for merging the next one into a multi-plane operation.
 #[derive(Clone, Copy, Debug, Default)]
 struct MultiPlane {
@@ -260,14 +257,11 @@ impl Timeline {
     /// time, so only the host floor holds.) Without this an overloaded device, whose dies
     /// are booked seconds ahead of the host, keeps every gap between the host and the
     /// dies' backlog: memory grew with the backlog (1.6 GiB for `map-fast-random-timed`).
-    /// Pruning never changes a booking: a search starts at or after the floor. The dies'
-    /// floor is computed only once the calendar holds [`PRUNE_BY_DIES_ABOVE`] slots: it
-    /// bounds memory, but pruning at every booking made an overloaded DFTL run a third
-    /// slower (more searches from the head of the list instead of the die's cursor).
+    /// Pruning never changes a booking: a search starts at or after the floor.
     #[inline]
     fn prune(&mut self, ch: usize) {
         let mut floor = self.floor;
-        if self.t.bus_arbitration == BusArbitration::Fifo && self.cal[ch].len() > PRUNE_BY_DIES_ABOVE {
+        if self.t.bus_arbitration == BusArbitration::Fifo {
             let dies = ch * self.res_per_channel..(ch + 1) * self.res_per_channel;
             let ready = |d: usize| match self.mp.get(d) {
                 Some(m) if m.kind.is_some() => self.die_free[d].min(m.xfer_end),

@@ -254,7 +254,6 @@ fn an_overloaded_channel_keeps_only_the_slots_ahead_of_its_dies() {
     // booking ends up behind its die's backlog; the slots before the earliest die's next
     // possible transfer can never be used again and must not pile up (they did: the
     // calendar grew with the backlog, 1.6 GiB in the `map-fast-random-timed` bench case).
-    // (The calendar prunes below its dies once it holds more than 4 096 slots.)
     let mut tl = Timeline::new(&geo(1, 4, 1), t(BusArbitration::Fifo));
     let n = 40_000u64;
     let (mut last, mut most) = (0, 0);
@@ -262,7 +261,8 @@ fn an_overloaded_channel_keeps_only_the_slots_ahead_of_its_dies() {
         last = tl.host(&op(OpKind::Program, Cause::Host, (i % 4) as u32), i * 10_000);
         most = most.max(tl.booked_slots());
     }
-    assert!((4_000..=4_100).contains(&most), "{most} slots booked at most");
+    // (Without pruning below the dies: ≈ 37 000.)
+    assert!(most <= 8, "{most} slots booked at most");
     // The last die served its n / 4 programs back to back, after at most a few
     // transfers' wait for the bus at the start (the bus is busy 2 % of the time).
     let busy = (n / 4) * (XFER + T_PROG);
