@@ -312,6 +312,12 @@ impl PageFtl {
             if page != NO_PAGE {
                 prefetch(&self.p2l[page as usize]);
                 self.nand.prefetch(page);
+                // The old block's counters and greedy bucket links (random accesses
+                // once the per-block arrays outgrow the caches, as in `scale-4tib`).
+                let block = self.nand.block_of(page);
+                self.nand.prefetch_block(block);
+                prefetch(&self.role[block as usize]);
+                self.index.prefetch(block);
             }
         }
     }

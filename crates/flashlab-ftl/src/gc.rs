@@ -1,7 +1,7 @@
 //! Garbage collection: per-plane trigger, victim choice through the policy, valid-page
 //! migration to the GC frontier, erase.
 
-use crate::ftl::{Role, NO_BLOCK};
+use crate::ftl::{FlashOp, Role, NO_BLOCK};
 use crate::victim::{BlockInfo, BlockView, VictimPolicy, VictimSelector};
 use crate::{Candidate, PlaneInfo};
 use crate::{DtParams, FtlError, GcRequest, PageFtl, Trigger};
@@ -171,27 +171,13 @@ impl PageFtl {
         }
         // The same work as repeated gc_step calls, in one tight loop with the victim's
         // page-state bookkeeping done once for the whole block.
-        let first = self.nand.first_page(victim);
-        let mut from = self.gc_cursor[plane as usize];
-        let mut moved = 0;
-        // Without placement every migrated page goes to the same slot.
-        let fixed_slot = self.placement.is_none().then(|| self.gc_slot(0));
+        let from = self.gc_cursor[plane as usize];
         self.prefetch_moved_entries(victim, from);
-        while let Some(page) = self.nand.next_valid(victim, from) {
-            from = page - first + 1;
-            let lpn = self.p2l[page as usize];
-            self.p2l[page as usize] = crate::NO_PAGE;
-            self.log(OpKind::Read, Cause::Gc, page);
-            let slot = fixed_slot.unwrap_or_else(|| self.gc_slot(lpn));
-            let new = self.append(plane, lpn, slot, Cause::Gc)?;
-            if self.s.track_content {
-                self.tags[new as usize] = self.tags[page as usize];
-            }
-            if let Some(m) = &mut self.moved {
-                m.push(lpn);
-            }
-            moved += 1;
-        }
+        let moved = match self.placement {
+            // Without placement every migrated page goes to the same slot.
+            None => self.migrate_runs(plane, victim, from, self.gc_slot(0))?,
+            Some(_) => self.migrate_each(plane, victim, from)?,
+        };
         self.nand.count(OpKind::Read, Cause::Gc, moved);
         self.nand.invalidate_block(victim);
         self.stats.gc_copied_pages += moved;
@@ -199,7 +185,92 @@ impl PageFtl {
         self.after_erase(plane)?;
 
         self.gc_victim[plane as usize] = NO_BLOCK;
+        self.prefetch_next_victim(plane);
         Ok(victim)
+    }
+
+    /// Bring in the reverse-map entries and validity bits of the block greedy would
+    /// collect next in `plane` (a hint only: no state changes). By the next GC run, some
+    /// host writes later, [`Self::prefetch_moved_entries`] finds them cached and waits
+    /// only for the `l2p` entries; without this it waited for the victim's `p2l` lines
+    /// first (19 % of `counting-wasim`'s samples).
+    #[inline]
+    fn prefetch_next_victim(&self, plane: u32) {
+        let Some(block) = self.index.min_valid(plane) else { return };
+        let first = self.nand.first_page(block) as usize;
+        let entries = &self.p2l[first..first + self.geo.pages_per_block as usize];
+        // One prefetch per 64-byte line (16 entries), and the last entry's line.
+        entries.iter().step_by(16).chain(entries.last()).for_each(crate::ftl::prefetch);
+        self.nand.prefetch(first as u32);
+    }
+
+    /// Move the valid pages of `victim` from offset `from` one by one, each to the GC
+    /// frontier of its temperature class (placement). Returns how many moved.
+    fn migrate_each(&mut self, plane: u32, victim: u32, mut from: u32) -> Result<u64, FtlError> {
+        let first = self.nand.first_page(victim);
+        let mut moved = 0;
+        while let Some(page) = self.nand.next_valid(victim, from) {
+            from = page - first + 1;
+            let lpn = self.p2l[page as usize];
+            self.p2l[page as usize] = crate::NO_PAGE;
+            self.log(OpKind::Read, Cause::Gc, page);
+            let new = self.append(plane, lpn, self.gc_slot(lpn), Cause::Gc)?;
+            self.after_move(page, new, lpn);
+            moved += 1;
+        }
+        Ok(moved)
+    }
+
+    /// Move the valid pages of `victim` from offset `from` to frontier `slot` in runs:
+    /// each run fills the frontier block as far as it goes (or takes the rest of the
+    /// victim) and programs it with one NAND call. The same state, counters and op log
+    /// as [`Self::migrate_each`] with a fixed slot: a frontier that fills up is replaced
+    /// only when the next page needs room, as [`Self::append`] does. Returns how many moved.
+    fn migrate_runs(&mut self, plane: u32, victim: u32, from: u32, slot: u32) -> Result<u64, FtlError> {
+        let (first, ppb) = (self.nand.first_page(victim), self.geo.pages_per_block);
+        let open = (plane * self.slots + slot) as usize;
+        let mut moved = 0u64;
+        let mut next = self.nand.next_valid(victim, from);
+        while let Some(mut page) = next {
+            let mut block = self.open[open];
+            if block == NO_BLOCK || self.nand.write_pointer(block) == ppb {
+                block = self.open_block(plane, open, slot)?;
+            }
+            let wp = self.nand.write_pointer(block);
+            let base = self.nand.first_page(block) + wp;
+            let mut n = 0;
+            loop {
+                let (lpn, new) = (self.p2l[page as usize], base + n);
+                self.p2l[page as usize] = crate::NO_PAGE;
+                self.p2l[new as usize] = lpn;
+                self.l2p[lpn as usize] = new;
+                if self.record_ops {
+                    self.ops.push(FlashOp { kind: OpKind::Read, cause: Cause::Gc, plane, page });
+                    self.ops.push(FlashOp { kind: OpKind::Program, cause: Cause::Gc, plane, page: new });
+                }
+                self.after_move(page, new, lpn);
+                n += 1;
+                next = self.nand.next_valid(victim, page - first + 1);
+                match next {
+                    Some(p) if n < ppb - wp => page = p,
+                    _ => break,
+                }
+            }
+            self.nand.program_span(block, n, Cause::Gc);
+            moved += n as u64;
+        }
+        Ok(moved)
+    }
+
+    /// A migrated page's content tag and the moved-page list follow it.
+    #[inline(always)]
+    fn after_move(&mut self, page: u32, new: u32, lpn: u32) {
+        if self.s.track_content {
+            self.tags[new as usize] = self.tags[page as usize];
+        }
+        if let Some(m) = &mut self.moved {
+            m.push(lpn);
+        }
     }
 
     /// Bring in the mapping entries of the pages of `victim` from offset `from` that GC

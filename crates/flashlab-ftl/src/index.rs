@@ -90,6 +90,18 @@ impl ClosedIndex {
         }
     }
 
+    /// Hint that `block` will lose a valid page soon: prefetch its entries.
+    #[inline]
+    pub(crate) fn prefetch(&self, block: u32) {
+        let b = block as usize;
+        if let Some(p) = self.pos.get(b) {
+            crate::ftl::prefetch(p);
+        }
+        if let Some(bk) = &self.buckets {
+            [&bk.next, &bk.prev, &bk.filed].into_iter().filter_map(|a| a.get(b)).for_each(crate::ftl::prefetch);
+        }
+    }
+
     /// A closed block lost a valid page.
     #[inline]
     pub(crate) fn on_invalidate(&mut self, plane: u32, block: u32, valid_now: u32) {

@@ -115,13 +115,17 @@ impl Nand {
     /// Hint that `page` will be invalidated soon: prefetch its bitmap word.
     #[inline]
     pub fn prefetch(&self, page: u32) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(w) = self.valid_bits.get((page >> 6) as usize) {
-            // SAFETY: prefetching is a hint with no architectural effect.
-            unsafe { std::arch::x86_64::_mm_prefetch(w as *const u64 as *const i8, std::arch::x86_64::_MM_HINT_T0) }
+            prefetch_line(w);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = page;
+    }
+
+    /// Hint that a page of `block` will be invalidated soon: prefetch its valid count.
+    #[inline]
+    pub fn prefetch_block(&self, block: u32) {
+        if let Some(v) = self.valid.get(block as usize) {
+            prefetch_line(v);
+        }
     }
 
     /// State of one page.
@@ -161,15 +165,20 @@ impl Nand {
     /// Program the first `n` pages of the erased `block` at once: the state and counters
     /// of `n` calls of [`Self::program_next`] (a bulk sequential prefill).
     pub fn program_run(&mut self, block: u32, n: u32, cause: Cause) {
+        assert!(self.write_ptr[block as usize] == 0, "NAND: bulk program of block {block}, which is not erased");
+        self.program_span(block, n, cause);
+    }
+
+    /// Program the next `n` pages of `block` at once: the state and counters of `n`
+    /// calls of [`Self::program_next`] (GC's migration runs). Panics if fewer than `n`
+    /// pages are free.
+    pub fn program_span(&mut self, block: u32, n: u32, cause: Cause) {
         let b = block as usize;
-        assert!(
-            self.write_ptr[b] == 0 && n <= self.ppb,
-            "NAND: bulk program of {n} pages into block {block} at page {}",
-            self.write_ptr[b]
-        );
-        self.write_ptr[b] = n;
+        let wp = self.write_ptr[b];
+        assert!(n <= self.ppb - wp, "NAND: program of {n} pages into block {block} at page {wp}");
+        self.write_ptr[b] = wp + n;
         self.valid[b] += n;
-        let (mut page, end) = (block * self.ppb, block * self.ppb + n);
+        let (mut page, end) = (block * self.ppb + wp, block * self.ppb + wp + n);
         while page < end {
             let (lo, run) = (page & 63, (end - page).min(64 - (page & 63)));
             let ones = if run == 64 { u64::MAX } else { ((1u64 << run) - 1) << lo };
@@ -299,4 +308,16 @@ impl Nand {
     pub fn memory_bytes(&self) -> usize {
         self.write_ptr.len() * 12 + self.valid_bits.len() * 8
     }
+}
+
+/// Ask the CPU to bring the cache line holding `x` in (no effect elsewhere).
+#[inline(always)]
+fn prefetch_line<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint with no architectural effect; `x` is a valid reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(x as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }

@@ -117,3 +117,43 @@ fn next_valid_scans_across_words() {
     n.invalidate(199);
     assert_eq!(n.next_valid(1, 71), None);
 }
+
+proptest! {
+    /// `program_span` (GC's migration runs) leaves the state and counters of as many
+    /// `program_next` calls, from any write pointer, across 64-page bitmap words.
+    #[test]
+    fn program_span_equals_repeated_program_next(ppb in 1u32..200, before in 0u32..200, n in 0u32..200, block in 0u32..4) {
+        let before = before % (ppb + 1);
+        let n = n % (ppb - before + 1);
+        let geo = Geometry { pages_per_block: ppb, ..small() };
+        let (mut a, mut b) = (Nand::new(geo), Nand::new(geo));
+        for _ in 0..before {
+            a.program_next(block, Cause::Host);
+            b.program_next(block, Cause::Host);
+        }
+        a.program_span(block, n, Cause::Gc);
+        for _ in 0..n {
+            b.program_next(block, Cause::Gc);
+        }
+        prop_assert_eq!(a.write_pointer(block), b.write_pointer(block));
+        prop_assert_eq!(a.valid_count(block), b.valid_count(block));
+        prop_assert_eq!(a.counters(), b.counters());
+        for p in 0..geo.pages() {
+            prop_assert_eq!(a.page_state(p), b.page_state(p));
+        }
+        a.check_all().unwrap();
+    }
+}
+
+#[test]
+#[should_panic(expected = "program of 3 pages")]
+fn program_span_beyond_the_block_panics() {
+    let mut n = Nand::new(small());
+    n.program_next(1, Cause::Host);
+    n.program_next(1, Cause::Host);
+    n.program_next(1, Cause::Host);
+    n.program_next(1, Cause::Host);
+    n.program_next(1, Cause::Host);
+    n.program_next(1, Cause::Host);
+    n.program_span(1, 3, Cause::Gc);
+}

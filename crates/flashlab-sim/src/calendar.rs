@@ -279,6 +279,11 @@ impl Calendar {
         }
     }
 
+    /// Slots held (live nodes).
+    pub fn len(&self) -> usize {
+        self.nodes.len() - self.free.len()
+    }
+
     /// Live slots in order (for invariant checks in tests).
     #[cfg(test)]
     pub fn live(&self) -> Vec<Slot> {

@@ -86,6 +86,8 @@ pub struct Timeline {
     cal: Vec<Calendar>,
     /// No transfer booked from now on is ready before this (calendars prune below it).
     pub(crate) floor: u64,
+    /// Array resources per channel (a channel's dies are consecutive).
+    res_per_channel: usize,
     /// Per die: when its last GC operation ends.
     gc_until: Vec<u64>,
     gc_xfer: Vec<GcXfer>,
@@ -131,6 +133,7 @@ impl Timeline {
                 channels
             ],
             floor: 0,
+            res_per_channel: res_per_channel as usize,
             gc_until: vec![0; res],
             gc_xfer: vec![NO_GC_XFER; res],
             displaced: Vec::new(),
@@ -150,6 +153,12 @@ impl Timeline {
     /// Page transfer time over the channel.
     pub fn transfer_ns(&self) -> u64 {
         self.xfer_ns
+    }
+
+    /// Booked transfers (or merged runs of them) the channel calendars hold: what
+    /// their memory follows.
+    pub fn booked_slots(&self) -> usize {
+        self.cal.iter().map(Calendar::len).sum()
     }
 
     /// Array resource (die, or chip without die interleaving) of a plane index.
@@ -227,7 +236,7 @@ impl Timeline {
         let (ch, who) = self.die_chan[die];
         let (ch, who) = (ch as usize, who as usize);
         debug_assert!(ready >= self.floor, "transfer ready at {ready} before the floor {}", self.floor);
-        self.cal[ch].prune(self.floor);
+        self.prune(ch);
         self.chan_busy_ns[ch] += self.xfer_ns;
         if self.t.bus_arbitration == BusArbitration::HostFirst {
             self.cal[ch].fix_cursor(who, die as u32 + 1, self.xfer_ns);
@@ -237,6 +246,30 @@ impl Timeline {
             (_, BusArbitration::Fifo) => self.cal[ch].book(ready, self.xfer_ns, 0, who),
             (_, BusArbitration::HostFirst) => self.cal[ch].book(ready, self.xfer_ns, die as u32 + 1, who),
         }
+    }
+
+    /// Forget the booked transfers of channel `ch` that no future transfer can be ready
+    /// before. That is the host floor (the last issue time), and under `fifo`
+    /// arbitration the earliest time any die of the channel can next be ready to
+    /// transfer: a die's next operation starts when it is free (`die_free` only grows),
+    /// and a multi-plane join's transfer is ready when the die's last (joinable) transfer ended.
+    /// (Under `host-first` a displaced GC transfer is booked again from its earlier ready
+    /// time, so only the host floor holds.) Without this an overloaded device, whose dies
+    /// are booked seconds ahead of the host, keeps every gap between the host and the
+    /// dies' backlog: memory grew with the backlog (1.6 GiB for `map-fast-random-timed`).
+    /// Pruning never changes a booking: a search starts at or after the floor.
+    #[inline]
+    fn prune(&mut self, ch: usize) {
+        let mut floor = self.floor;
+        if self.t.bus_arbitration == BusArbitration::Fifo {
+            let dies = ch * self.res_per_channel..(ch + 1) * self.res_per_channel;
+            let ready = |d: usize| match self.mp.get(d) {
+                Some(m) if m.kind.is_some() => self.die_free[d].min(m.xfer_end),
+                _ => self.die_free[d],
+            };
+            floor = floor.max(dies.map(ready).min().unwrap_or(0));
+        }
+        self.cal[ch].prune(floor);
     }
 
     /// A host transfer that goes before GC transfers not started when it is ready:
@@ -313,7 +346,7 @@ impl Timeline {
         let (x1, x2) = if cmd == 0 && self.t.bus_arbitration == BusArbitration::Fifo {
             // Program transfer ready when the read's ends: both in one search.
             let (ch, who) = self.die_chan[die];
-            self.cal[ch as usize].prune(self.floor);
+            self.prune(ch as usize);
             self.chan_busy_ns[ch as usize] += 2 * xfer;
             self.cal[ch as usize].book_pair(xr1, xfer, who as usize)
         } else {
