@@ -46,7 +46,7 @@ pub fn fixed_metadata(l: &Layout) -> Vec<(u64, u64, &'static str)> {
         let start = l.group_start(g);
         if l.has_super(g) {
             v.push((start, 1, "superblock"));
-            v.push((l.gdt_block(g), l.gdt_blocks + l.rsv_gdt_blocks, "gdt"));
+            v.push((start + 1, l.gdt_blocks + l.rsv_gdt_blocks, "gdt"));
         }
         v.push((l.block_bitmap(g), 1, "block_bitmap"));
         v.push((l.inode_bitmap(g), 1, "inode_bitmap"));
