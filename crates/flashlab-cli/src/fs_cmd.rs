@@ -15,6 +15,10 @@ pub enum FsCmd {
     /// Mount flashfs (over UBI over simulated NAND, real bytes) on MOUNTDIR through FUSE
     /// (docs/fuse.md), until `umount MOUNTDIR` or Ctrl-C.
     Mount(crate::fs_mount_cmd::MountArgs),
+    /// The ext4-like model's block trace by phase and region, with its layout, as JSON
+    /// (`--json PATH`), for scripts/ext4-kernel-check.
+    #[command(hide = true)]
+    Ext4Trace(FsArgs),
 }
 
 #[derive(Args)]
@@ -28,6 +32,7 @@ pub fn fs(cmd: FsCmd) -> anyhow::Result<()> {
         FsCmd::Powercut(a) => a,
         FsCmd::Bench(a) => return crate::fs_bench::fs_bench(a.c),
         FsCmd::Mount(a) => return crate::fs_mount_cmd::mount(a),
+        FsCmd::Ext4Trace(a) => return crate::ext4_trace_cmd::ext4_trace(a.c),
     };
     let (raw, ssd) = load_config(&a.c.config, &a.c.sets)?;
     crate::fs_bench::raw_nand_only(

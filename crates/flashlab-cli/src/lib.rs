@@ -11,6 +11,7 @@ mod bench_cases;
 mod bench_host;
 pub mod blockdev_cmd;
 pub mod config_cmd;
+pub mod ext4_trace_cmd;
 pub mod fs_bench;
 pub mod fs_cmd;
 pub mod fs_mount_cmd;

@@ -127,7 +127,7 @@ impl Ext4 {
                 let mut k = l;
                 while k < l + cnt {
                     let goal = self.file_goal(inum, k);
-                    let (pb, got) = self.alloc_run(goal, l + cnt - k)?;
+                    let (pb, got) = self.alloc_data_run(inum, k, goal, l + cnt - k)?;
                     let at = self.inode_mut(inum)?.insert(k, pb, got as u32);
                     self.fix_tree(inum, at)?;
                     k += got;

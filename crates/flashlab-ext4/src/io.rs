@@ -42,6 +42,8 @@ pub(crate) struct Io {
     /// Latest completion of anything submitted.
     pub last_done_ns: u64,
     pub log: Option<Vec<Req>>,
+    /// Workload phases begun while recording: (name, index into `log`).
+    pub marks: Vec<(String, usize)>,
 }
 
 impl Ext4 {
@@ -149,5 +151,19 @@ impl Ext4 {
         let old = self.io.log.take().unwrap_or_default();
         self.io.log = on.then(Vec::new);
         old
+    }
+
+    /// Notes that workload phase `name` begins at the current end of the
+    /// request log (only while recording).
+    pub fn mark_phase(&mut self, name: &str) {
+        if let Some(log) = &self.io.log {
+            self.io.marks.push((name.to_string(), log.len()));
+        }
+    }
+
+    /// The phases marked since recording began, as (name, index of the
+    /// phase's first request in the recorded log); takes them.
+    pub fn take_phase_marks(&mut self) -> Vec<(String, usize)> {
+        std::mem::take(&mut self.io.marks)
     }
 }

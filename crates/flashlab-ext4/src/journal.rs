@@ -131,7 +131,7 @@ impl Journal {
     }
 
     /// Live blocks of transaction `t` (index), removed from the checkpoint lists.
-    fn take_live(&mut self, i: usize) -> Vec<u64> {
+    pub(crate) fn take_live(&mut self, i: usize) -> Vec<u64> {
         let tid = self.committed[i].tid;
         let blocks = std::mem::take(&mut self.committed[i].blocks);
         let live: Vec<u64> = blocks.into_iter().filter(|b| self.cp.get(b) == Some(&tid)).collect();

@@ -6,6 +6,8 @@
 //! - `layout`: block groups as mke2fs lays them out (no flex_bg);
 //! - `alloc`: mballoc-like block allocation at `ext4_ext_find_goal`'s goal,
 //!   Orlov directory spreading, files in their parent's group;
+//! - `mballoc`: a data request's normalised window and power-of-two
+//!   aligned (buddy) placement when the goal is taken;
 //! - `data`: delayed allocation at writeback, in-place overwrites, truncation;
 //! - `journal`: jbd2 ordered mode — commit, checkpoint, metadata writeback;
 //! - `io`: requests at the simulated clock, waits where Linux waits;
@@ -24,6 +26,7 @@ mod inode;
 mod io;
 mod journal;
 mod layout;
+mod mballoc;
 mod measured;
 mod namei;
 mod settings;

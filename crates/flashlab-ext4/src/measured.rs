@@ -40,4 +40,8 @@ impl Measured for Ext4 {
         }
         v
     }
+
+    fn phase_begins(&mut self, name: &str) {
+        self.mark_phase(name);
+    }
 }

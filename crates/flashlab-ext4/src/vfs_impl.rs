@@ -5,6 +5,7 @@
 use crate::error::{Ext4Error, Ext4Result};
 use crate::fs::Ext4;
 use crate::layout::BLOCK;
+use crate::stats::Cause;
 use flashlab_vfs::{DirEntry, Errno, Fd, FileSystem, Stat, StatFs};
 
 impl Ext4 {
@@ -31,16 +32,30 @@ impl Ext4 {
         }
     }
 
-    /// `ext4_sync_fs`: commit and wait, or flush the cache if there is nothing to commit.
+    /// `sync_filesystem` (fs/sync.c): `ext4_sync_fs` commits and waits (or
+    /// flushes the cache if there is nothing to commit), then `sync_blockdev`
+    /// writes the block device's dirty buffers — every committed metadata
+    /// block not yet home — and waits for them.
     fn do_sync(&mut self) -> Ext4Result<()> {
         if !self.j.running.is_empty() || !self.j.freed.is_empty() || self.j.revokes > 0 {
-            self.commit_tx(true)
+            self.commit_tx(true)?;
         } else {
             self.wait_all();
             let d = self.flush_at(self.io.clock_ns)?;
             self.wait_until(d);
-            Ok(())
         }
+        let mut home = Vec::new();
+        for i in 0..self.j.committed.len() {
+            if self.j.committed[i].live > 0 {
+                home.extend(self.j.take_live(i));
+            }
+        }
+        if !home.is_empty() {
+            let done = self.write_blocks(&mut home, Cause::Metadata, true)?;
+            self.wait_until(done);
+        }
+        self.j.release_tail();
+        Ok(())
     }
 
     fn do_close(&mut self, fd: Fd) -> Ext4Result<()> {

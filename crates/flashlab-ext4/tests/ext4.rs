@@ -117,7 +117,7 @@ fn cached(fs: Ext4) -> PageCache<Ext4> {
 }
 
 #[test]
-fn delayed_allocation_places_files_in_their_directory_group_contiguously() {
+fn delayed_allocation_places_files_in_their_directory_group() {
     let mut c = cached(Ext4::format(ssd(1024, false), Ext4Settings::default()).unwrap());
     c.mkdir("/d").unwrap();
     let d = c.stat("/d").unwrap().inum;
@@ -137,11 +137,15 @@ fn delayed_allocation_places_files_in_their_directory_group_contiguously() {
     let fs = c.inner();
     let first = fs.layout().first_data_block(g);
     assert_eq!(fs.extents_of(d), vec![(0, first, 1)]);
-    let mut next = first + 1;
-    for (inum, pages) in files {
+    // Each file is closed and written up to its size (no normalisation): the
+    // 64-page one takes the group's first free order-6 buddy; the 3-page one is
+    // small (first fit, right after the directory block); the 100-page one is no
+    // power of two (first fit of 100 blocks: after the 64-page file).
+    let f0 = (first + 1).next_multiple_of(64);
+    assert_eq!(first, 98947);
+    for ((inum, pages), at) in files.into_iter().zip([f0, first + 1, f0 + 64]) {
         assert_eq!(fs.layout().group_of_inode(inum), g, "a file lives in its parent's group");
-        assert_eq!(fs.extents_of(inum), vec![(0, next, pages as u32)]);
-        next += pages;
+        assert_eq!(fs.extents_of(inum), vec![(0, at, pages as u32)]);
     }
     assert_eq!(fs.stats().data_blocks_written, 167);
     fs.check().unwrap();
@@ -300,4 +304,65 @@ fn settings_reject_unknown_keys_and_name_bad_fields() {
     assert!(e.starts_with("fs.ext4.group_mib:"), "{e}");
     let e = Ext4::format(ssd(64, false), Ext4Settings::default()).err().unwrap().to_string();
     assert!(e.contains("fs.ext4.journal_mib"), "{e}");
+}
+
+#[test]
+fn data_takes_power_of_two_aligned_buddies_when_the_goal_is_taken() {
+    // mballoc (ext4_mb_normalize_request, criterion 0 / ext4_mb_simple_scan_group),
+    // as the kernel check showed (docs/host-fs.md): group 0's data starts at 648
+    // (after root and lost+found); a new file's goal, the group's first block, is taken.
+    let mut fs = Ext4::format(ssd(1024, false), Ext4Settings::default()).unwrap();
+    let mut put = |name: &str, kib: usize| {
+        let fd = fs.create(name).unwrap();
+        fs.write(fd, 0, &vec![5u8; kib << 10]).unwrap();
+        fs.close(fd).unwrap();
+    };
+    // 1 MiB: a window of 256 blocks → the lowest free order-8 buddy, 768..1023.
+    put("/a", 1024);
+    // The next 1 MiB: no order-8 or order-9 buddy is free; the order-10 one at 1024.
+    put("/b", 1024);
+    // 40 KiB is a small file (locality-group preallocation, not modelled): first fit.
+    put("/c", 40);
+    // 100 KiB: a 128 KiB window → the order-5 buddy 672..703 (640..703 is not free).
+    put("/d", 100);
+    // 3 MiB: a 2 MiB window from block 0 → the order-9 buddy at 1536 (1280..1535 is an
+    // order-8 one; 1024..1279 holds /b); the second window goes to its goal, 2048.
+    put("/e", 3072);
+    assert_eq!(fs.extents_of(12), vec![(0, 768, 256)]);
+    assert_eq!(fs.extents_of(13), vec![(0, 1024, 256)]);
+    assert_eq!(fs.extents_of(14), vec![(0, 648, 10)]);
+    assert_eq!(fs.extents_of(15), vec![(0, 672, 25)]);
+    assert_eq!(fs.extents_of(16), vec![(0, 1536, 768)]);
+    fs.check().unwrap();
+}
+
+#[test]
+fn sync_commits_then_writes_the_committed_metadata_home() {
+    // sync_filesystem: ext4_sync_fs commits, then sync_blockdev writes the block
+    // device's dirty buffers (the kernel check saw them after every sync).
+    let mut fs = Ext4::format(ssd(1024, true), Ext4Settings::default()).unwrap();
+    fs.record_requests(true);
+    let fd = fs.create("/f").unwrap();
+    fs.write(fd, 0, &[7u8; 8192]).unwrap();
+    fs.sync().unwrap();
+    let home = |b, n| Req { cause: Cause::Metadata, op: Op::Write, block: b, blocks: n };
+    assert_eq!(
+        fs.record_requests(true),
+        vec![
+            req(Cause::Data, 648, 2),
+            req(Cause::Journal, 131_587, 6),
+            flush(),
+            req(Cause::Journal, 131_593, 1),
+            flush(),
+            // GDT 1, block bitmap 129, inode bitmap 130, inode table 131, root's block 643.
+            home(1, 1),
+            home(129, 3),
+            home(643, 1),
+        ]
+    );
+    assert_eq!(fs.stats().metadata_blocks_written, 5);
+    // Nothing is left: a second sync only flushes the device cache.
+    fs.sync().unwrap();
+    assert_eq!(fs.record_requests(false), vec![flush()]);
+    fs.check().unwrap();
 }

@@ -3,6 +3,8 @@
 //! printed reason without root, /dev/fuse, fusermount-free mounting, loop devices or
 //! mkfs.ext4; every guard unmounts / detaches on drop, whatever happened.
 
+mod kernel_check;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

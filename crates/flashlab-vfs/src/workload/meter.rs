@@ -62,8 +62,9 @@ pub(crate) struct Meter {
 
 impl Meter {
     /// Starts phase `name` at the file system's clock.
-    pub fn begin<F: FileSystem + Measured>(&mut self, fs: &F, name: &str, measured: bool) {
+    pub fn begin<F: FileSystem + Measured>(&mut self, fs: &mut F, name: &str, measured: bool) {
         debug_assert!(self.open.is_none(), "phase {name} begun inside another");
+        fs.phase_begins(name);
         self.open = Some(Open {
             report: PhaseReport { name: name.to_string(), measured, ..PhaseReport::default() },
             t0: fs.clock_ns(),

@@ -111,6 +111,9 @@ pub trait Measured {
     /// The device's full result at the end of a run: the SSD's result object
     /// (WAF, merges, erases, latency) or the raw flash's counters.
     fn device_result(&self) -> serde_json::Value;
+    /// Phase `name` of a workload begins (a model recording its requests
+    /// marks its log here); nothing by default.
+    fn phase_begins(&mut self, _name: &str) {}
 }
 
 impl<F: FileSystem + Measured> Measured for crate::PageCache<F> {
@@ -124,6 +127,10 @@ impl<F: FileSystem + Measured> Measured for crate::PageCache<F> {
 
     fn device_result(&self) -> serde_json::Value {
         self.inner().device_result()
+    }
+
+    fn phase_begins(&mut self, name: &str) {
+        self.inner_mut().phase_begins(name)
     }
 }
 
