@@ -40,8 +40,8 @@ pub(crate) enum Kind {
     FlashfsOverwrite,
     /// `scale-4tib`: aging as long as the logical capacity (run only when named by `--case`).
     Scale,
-    /// `fs bench`'s IOZone on flashfs under the page cache (issue 15).
-    FsIozone,
+    /// `fs bench`'s IOZone on a file system under the page cache (issue 15).
+    FsIozone(crate::fs_bench::FsKind),
     /// Simulated swap operations in counting mode (issue 16).
     Swap,
 }
@@ -97,7 +97,8 @@ fn cases(quick: bool, scale_divisor: u32) -> Vec<Case> {
     .into_iter()
     .chain(mapping_cases(scale))
     .chain([crate::bench_cases::flashfs_overwrite(scale), crate::bench_cases::scale_4tib(scale_divisor)])
-    .chain([crate::bench_host::fs_iozone_case(quick), crate::bench_host::swap_case(quick)])
+    .chain(crate::bench_host::fs_iozone_cases(quick))
+    .chain([crate::bench_host::swap_case(quick)])
     .collect()
 }
 
@@ -166,7 +167,7 @@ pub fn bench(a: BenchArgs) -> anyhow::Result<()> {
             }
             Kind::FlashfsOverwrite => crate::bench_cases::run_flashfs_overwrite(&c, a.quick)?,
             Kind::Scale => crate::bench_cases::run_scale(&c)?,
-            Kind::FsIozone => crate::bench_host::run_fs_iozone(a.quick)?,
+            Kind::FsIozone(k) => crate::bench_host::run_fs_iozone(k, a.quick)?,
             Kind::Swap => crate::bench_host::run_swap(a.quick)?,
         };
         let cpu = thread_cpu_s().zip(cpu0).map_or(f64::NAN, |(b, a)| b - a);

@@ -1,7 +1,8 @@
-//! `flashlab bench`'s cases above the SSD: `fs bench`'s IOZone on flashfs (issue 15)
+//! `flashlab bench`'s cases above the SSD: `fs bench`'s IOZone on flashfs, F2FS and ext4 (issue 15)
 //! and simulated swap operations (issue 16).
 
 use crate::bench::{Case, Kind, Outcome};
+use crate::fs_bench::FsKind;
 use std::time::Instant;
 
 /// Raw flash blocks and IOZone file size of `fs-iozone-flashfs`.
@@ -13,35 +14,83 @@ fn fs_iozone_size(quick: bool) -> (u32, u32) {
     }
 }
 
-pub(crate) fn fs_iozone_case(quick: bool) -> Case {
+/// The file systems with an IOZone case: flashfs on raw flash, F2FS and ext4 on
+/// the SSD over page mapping (issue 15's speed target).
+const IOZONE_FS: [FsKind; 3] = [FsKind::Flashfs, FsKind::F2fs, FsKind::Ext4];
+
+/// `fs-iozone-flashfs`, `fs-iozone-f2fs`, `fs-iozone-ext4`.
+pub(crate) fn fs_iozone_cases(quick: bool) -> Vec<Case> {
+    IOZONE_FS.into_iter().map(|k| fs_iozone_case(k, quick)).collect()
+}
+
+fn fs_iozone_case(kind: FsKind, quick: bool) -> Case {
     let (blocks, file_kib) = fs_iozone_size(quick);
+    let (name, under) = match kind {
+        FsKind::Flashfs => ("flashfs", format!("on flashfs under the page cache, {} MiB raw flash", blocks / 8)),
+        k => (
+            k.name(),
+            format!(
+                "on {} under the page cache over page mapping, a {} MiB SSD (4 planes x 64 pages x 4 KiB, spare 0.1), counting",
+                k.name(),
+                ssd_blocks_per_plane(quick) * 4 * 64 * 4 / 1024
+            ),
+        ),
+    };
     Case {
-        name: "fs-iozone-flashfs".into(),
+        name: format!("fs-iozone-{name}"),
         description: format!(
-            "fs bench: IOZone (4 KiB requests, {} MiB file, 50 % utilisation, six phases) on flashfs under the page cache, {} MiB raw flash; requests = application requests of the measured phases",
+            "fs bench: IOZone (4 KiB requests, {} MiB file, 50 % utilisation, six phases) {under}; requests = application requests of the measured phases",
             file_kib / 1024,
-            blocks / 8
         ),
         sets: Vec::new(),
-        kind: Kind::FsIozone,
+        kind: Kind::FsIozone(kind),
     }
 }
 
-/// `fs bench`'s IOZone on flashfs under the page cache: application requests
-/// (every phase but the filler) and the wall time of the whole run.
-pub(crate) fn run_fs_iozone(quick: bool) -> anyhow::Result<(Outcome, f64)> {
+/// Blocks per plane of the F2FS and ext4 cases' SSD (4 planes of 64-page blocks of
+/// 4 KiB: 256 MiB; 128 MiB with --quick, F2FS's mkfs needs room for its reserved segments).
+fn ssd_blocks_per_plane(quick: bool) -> u32 {
+    if quick {
+        128
+    } else {
+        256
+    }
+}
+
+/// The `--set` list of one IOZone case.
+fn fs_iozone_sets(kind: FsKind, quick: bool) -> Vec<String> {
     let (blocks, file_kib) = fs_iozone_size(quick);
-    let sets: Vec<String> = [
-        format!("flashfs.flash.blocks={blocks}"),
-        "fs.kind=\"flashfs\"".into(),
+    let mut sets = vec![
+        format!("fs.kind=\"{}\"", kind.name()),
         format!("fs.workload.file_kib={file_kib}"),
         "fs.workload.utilisation=50.0".into(),
-    ]
-    .into();
-    let (raw, ssd) = flashlab_config::load("", "bench", &sets)?;
+    ];
+    if kind == FsKind::Flashfs {
+        sets.push(format!("flashfs.flash.blocks={blocks}"));
+        return sets;
+    }
+    let device = format!(
+        "device.channels=1 device.chips_per_channel=1 device.dies_per_chip=1 device.planes_per_die=4 \
+         device.blocks_per_plane={} device.pages_per_block=64 device.page_bytes=4096 device.spare_factor=0.1 \
+         ftl.mapping=\"page\" timing.enabled=false",
+        ssd_blocks_per_plane(quick)
+    );
+    sets.extend(device.split_whitespace().map(String::from));
+    sets
+}
+
+/// `fs bench`'s IOZone on `kind` under the page cache: application requests
+/// (every phase but the filler) and the wall time of the whole run.
+pub(crate) fn run_fs_iozone(kind: FsKind, quick: bool) -> anyhow::Result<(Outcome, f64)> {
+    let (mut raw, ssd) = flashlab_config::load("", "bench", &fs_iozone_sets(kind, quick))?;
+    if kind == FsKind::Ext4 {
+        // mkfs.ext4's journal for the device (the 128 MiB default would not fit --quick's).
+        let blocks = ssd.ftl.logical_pages * ssd.geometry.page_bytes as u64 / 4096;
+        raw.fs.ext4.journal_mib = crate::repro_fsftl::mke2fs_journal_mib(blocks);
+    }
     let spec = raw.resolve_fs_bench()?;
     let start = Instant::now();
-    let out = crate::fs_bench::run_kind(crate::fs_bench::FsKind::Flashfs, &raw, &ssd, &spec)?;
+    let out = crate::fs_bench::run_kind(kind, &raw, &ssd, &spec)?;
     let wall = start.elapsed().as_secs_f64();
     let requests: u64 = out.report.phases.iter().filter(|p| p.measured).map(|p| p.requests).sum();
     Ok((host_outcome(requests, out.report.fs_waf), wall))

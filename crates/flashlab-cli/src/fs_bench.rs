@@ -37,6 +37,11 @@ impl FsKind {
     pub const NAMES: [(&'static str, FsKind); 4] =
         [("flashfs", FsKind::Flashfs), ("jffs2", FsKind::Jffs2), ("ext4", FsKind::Ext4), ("f2fs", FsKind::F2fs)];
 
+    /// The name `fs.kind` gives this kind.
+    pub fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(_, k)| *k == self).map(|(n, _)| *n).expect("every kind is named")
+    }
+
     /// Runs on the simulated SSD (`[device]`, `[ftl]`, `[timing]`) rather than raw flash.
     pub fn on_ssd(self) -> bool {
         match self {

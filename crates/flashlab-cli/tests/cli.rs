@@ -185,6 +185,12 @@ fn bench_quick_reports_rates() {
     // The descriptions state the reduced work.
     assert!(out.contains("1 plane x 1024 blocks") && out.contains("trace of 125000 4 KiB writes"), "{out}");
     assert!(out.contains("fs-iozone-flashfs: fs bench: IOZone (4 KiB requests, 4 MiB file"), "{out}");
+    for fs in ["f2fs", "ext4"] {
+        let want = format!(
+            "fs-iozone-{fs}: fs bench: IOZone (4 KiB requests, 4 MiB file, 50 % utilisation, six phases) on {fs}"
+        );
+        assert!(out.contains(&want), "{out}");
+    }
     assert!(out.contains("flashfs-overwrite") && out.contains("CPU time s"), "{out}");
     assert!(!out.contains("scale-4tib"), "the scale case runs only when named: {out}");
 }
