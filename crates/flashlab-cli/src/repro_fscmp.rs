@@ -19,6 +19,9 @@ use flashlab_vfs::{FileSystem, PageCache};
 use serde::Serialize;
 use std::time::Instant;
 
+/// flashfs runs over block2mtd on the card (false: raw NAND of its geometry).
+pub const FLASHFS_ON_CARD: bool = false;
+
 /// The microSD preset, as shipped.
 pub const MICROSD_TOML: &str = include_str!("../../../examples/microsd.toml");
 
@@ -170,6 +173,8 @@ pub struct ScalingPoint {
 /// Everything measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct Measurements {
+    /// flashfs ran over block2mtd on the card (else raw NAND with nandsim delays).
+    pub flashfs_on_card: bool,
     pub rows: Vec<FsRow>,
     pub scaling: Vec<ScalingPoint>,
 }
@@ -295,5 +300,5 @@ pub fn measure(plan: &Plan, progress: impl Fn(&str) + Sync) -> anyhow::Result<Me
         rows.push(r);
     }
     progress("scaling");
-    Ok(Measurements { rows, scaling: scaling(plan) })
+    Ok(Measurements { flashfs_on_card: FLASHFS_ON_CARD, rows, scaling: scaling(plan) })
 }
