@@ -10,10 +10,10 @@
 use crate::config_cmd::{load_config, ConfigArgs};
 use crate::output::{check_output, table, write_json};
 use anyhow::Context;
-use flashlab_config::{RawConfig, Settings};
+use flashlab_config::{FsDevice, RawConfig, Settings};
 use flashlab_flashfs::jffs2::Jffs2;
 use flashlab_flashfs::{Fs, OnFlash, PageCache};
-use flashlab_mtd::Nand;
+use flashlab_mtd::{Nand, NandSettings};
 use flashlab_ubi::Ubi;
 use flashlab_vfs::workload::{run_workload, BenchReport, BenchSpec, Measured};
 use flashlab_vfs::FileSystem;
@@ -23,9 +23,10 @@ use std::time::Instant;
 /// The file systems `fs bench` can format: a closed list chosen by `fs.kind`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FsKind {
-    /// flashfs (UBIFS-like) on UBI on the raw flash of `[flashfs.flash]`.
+    /// flashfs (UBIFS-like) on UBI on the raw flash of `[flashfs.flash]`,
+    /// or with `[fs] device = "block2mtd"` on the SSD.
     Flashfs,
-    /// The JFFS2 baseline on the raw flash of `[flashfs.flash]`.
+    /// The JFFS2 baseline on the raw flash of `[flashfs.flash]`, or on the SSD.
     Jffs2,
     /// The ext4-like model (`[fs.ext4]`) under the page cache on the SSD.
     Ext4,
@@ -42,7 +43,8 @@ impl FsKind {
         Self::NAMES.iter().find(|(_, k)| *k == self).map(|(n, _)| *n).expect("every kind is named")
     }
 
-    /// Runs on the simulated SSD (`[device]`, `[ftl]`, `[timing]`) rather than raw flash.
+    /// Runs on the simulated SSD (`[device]`, `[ftl]`, `[timing]`) as a block
+    /// device rather than on an MTD (raw flash, or the SSD through block2mtd).
     pub fn on_ssd(self) -> bool {
         match self {
             FsKind::Flashfs | FsKind::Jffs2 => false,
@@ -75,12 +77,48 @@ where
     Ok(FsBenchOutcome { report, device: fs.device_result() })
 }
 
+/// The MTD under flashfs and JFFS2 (`[fs] device`): the raw flash of
+/// `[flashfs.flash]`, or block2mtd on the SSD of `[device]`, `[ftl]`, `[timing]`.
+pub fn flash_device(raw: &RawConfig, ssd: &Settings, flash: &NandSettings) -> anyhow::Result<Nand> {
+    match raw.resolve_fs_device(ssd)? {
+        FsDevice::Nand => Ok(Nand::new(flash.clone())),
+        FsDevice::Block2Mtd(b) => {
+            let dev = flashlab_sim::Ssd::new(ssd.clone()).context("block2mtd: the SSD of [device], [ftl], [timing]")?;
+            Nand::on_ssd(dev, &b).map_err(|e| anyhow::anyhow!("block2mtd.{}: {}", e.field, e.reason))
+        }
+    }
+}
+
+/// A one-line error unless `[fs] device` is valid for `kind` (block2mtd
+/// carries the MTD file systems only) and its geometry fits the SSD.
+pub fn check_device(kind: FsKind, raw: &RawConfig, ssd: &Settings) -> anyhow::Result<()> {
+    let dev = raw.resolve_fs_device(ssd)?;
+    if kind.on_ssd() && dev != FsDevice::Nand {
+        anyhow::bail!(
+            "fs.device = {:?}: expected \"nand\" for fs.kind = {:?} (block2mtd carries flashfs and jffs2; {:?} runs on the SSD itself)",
+            raw.fs.device,
+            raw.fs.kind,
+            raw.fs.kind
+        );
+    }
+    Ok(())
+}
+
+/// A one-line error unless `[fs] device` is `nand`: `command` needs raw NAND (`why`).
+pub fn raw_nand_only(raw: &RawConfig, ssd: &Settings, command: &str, why: &str) -> anyhow::Result<()> {
+    if raw.resolve_fs_device(ssd)? != FsDevice::Nand {
+        anyhow::bail!("fs.device = {:?}: {command} runs on raw NAND only (\"nand\"): {why}", raw.fs.device);
+    }
+    Ok(())
+}
+
 /// Builds the file system of `kind` and runs the workload on it.
 pub fn run_kind(kind: FsKind, raw: &RawConfig, ssd: &Settings, spec: &BenchSpec) -> anyhow::Result<FsBenchOutcome> {
+    check_device(kind, raw, ssd)?;
     match kind {
         FsKind::Flashfs => {
             let c = raw.resolve_flashfs()?;
-            let mut ubi = Ubi::format(Nand::new(c.flash.clone()), c.ubi.clone())
+            let mut ubi = Ubi::format(flash_device(raw, ssd, &c.flash)?, c.ubi.clone())
                 .map_err(|f| anyhow::anyhow!("flashfs.ubi: UBI format failed: {}", f.error))?;
             let vol = ubi.create_volume("flashfs", 0).context("flashfs.ubi: creating the volume")?;
             let fs = Fs::format(ubi, vol, c.fs.clone())
@@ -93,7 +131,7 @@ pub fn run_kind(kind: FsKind, raw: &RawConfig, ssd: &Settings, spec: &BenchSpec)
         }
         FsKind::Jffs2 => {
             let c = raw.resolve_flashfs()?;
-            let fs = Jffs2::format(Nand::new(c.flash.clone()), raw.fs.workload.seed, c.fs.compression)
+            let fs = Jffs2::format(flash_device(raw, ssd, &c.flash)?, raw.fs.workload.seed, c.fs.compression)
                 .context("jffs2: format failed")?;
             bench(fs, spec)
         }
@@ -114,6 +152,7 @@ pub fn run_kind(kind: FsKind, raw: &RawConfig, ssd: &Settings, spec: &BenchSpec)
 pub fn result_object(kind: &str, o: &FsBenchOutcome, raw: &RawConfig, wall_s: f64) -> Value {
     let mut v = serde_json::to_value(&o.report).expect("report serialises");
     v["fs_kind"] = json!(kind);
+    v["fs_device"] = json!(raw.fs.device);
     v["device"] = o.device.clone();
     v["wall_time_s"] = json!(wall_s);
     v["config"] = serde_json::to_value(raw).expect("config serialises");
@@ -124,12 +163,13 @@ pub fn fs_bench(a: ConfigArgs) -> anyhow::Result<()> {
     let (raw, ssd) = load_config(&a.config, &a.sets)?;
     let kind = FsKind::from_name(&raw.fs.kind)?;
     let spec = raw.resolve_fs_bench()?;
+    check_device(kind, &raw, &ssd)?;
     check_output(a.json.as_deref(), "--json")?;
     let start = Instant::now();
     let out = run_kind(kind, &raw, &ssd, &spec)?;
     let wall = start.elapsed().as_secs_f64();
     if !a.json_to_stdout() {
-        print_report(&raw.fs.kind, &out.report);
+        print_report(&raw.fs.kind, &raw.fs.device, &out.report);
     }
     if let Some(p) = &a.json {
         write_json(p, &result_object(&raw.fs.kind, &out, &raw, wall))?;
@@ -141,10 +181,13 @@ fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |x| format!("{x:.digits$}"))
 }
 
-fn print_report(kind: &str, r: &BenchReport) {
+fn print_report(kind: &str, device: &str, r: &BenchReport) {
     let w = &r.fs_writes;
     table(&[
-        ("file system", kind.to_string()),
+        (
+            "file system",
+            if device == "block2mtd" { format!("{kind} on the SSD through block2mtd") } else { kind.into() },
+        ),
         ("workload", format!("{} at {}% utilisation", r.workload, r.utilisation_pct)),
         ("app MiB read / written", format!("{:.1} / {:.1}", mib(r.app_bytes_read), mib(r.app_bytes_written))),
         (

@@ -29,7 +29,13 @@ pub fn fs(cmd: FsCmd) -> anyhow::Result<()> {
         FsCmd::Bench(a) => return crate::fs_bench::fs_bench(a.c),
         FsCmd::Mount(a) => return crate::fs_mount_cmd::mount(a),
     };
-    let (raw, _) = load_config(&a.c.config, &a.c.sets)?;
+    let (raw, ssd) = load_config(&a.c.config, &a.c.sets)?;
+    crate::fs_bench::raw_nand_only(
+        &raw,
+        &ssd,
+        "fs powercut",
+        "a campaign clones the device, and an SSD cannot be cloned",
+    )?;
     let campaign = raw.resolve_flashfs()?;
     check_output(a.c.json.as_deref(), "--json")?;
     let start = Instant::now();

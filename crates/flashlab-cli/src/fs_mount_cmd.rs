@@ -27,7 +27,8 @@ pub struct MountArgs {
 }
 
 pub fn mount(a: MountArgs) -> anyhow::Result<()> {
-    let (raw, _) = load_config(&a.config, &a.sets)?;
+    let (raw, ssd) = load_config(&a.config, &a.sets)?;
+    crate::fs_bench::raw_nand_only(&raw, &ssd, "fs mount", "its image is the raw NAND's content")?;
     let campaign = raw.resolve_flashfs()?;
     flashlab_fuse::check_mount_point(&a.mountdir)?;
     check_output(a.image.as_deref(), "--image")?;

@@ -14,9 +14,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RawFs {
-    /// `flashfs` or `jffs2` on the raw flash of `[flashfs.flash]`; the host
-    /// file systems on the SSD of `[device]`, `[ftl]` and `[timing]`.
+    /// `flashfs` or `jffs2` on the raw flash of `[flashfs.flash]` (or on the
+    /// SSD through block2mtd, `device`); the host file systems on the SSD of
+    /// `[device]`, `[ftl]` and `[timing]`.
     pub kind: String,
+    /// Where flashfs and JFFS2 live: `nand` (the raw flash of
+    /// `[flashfs.flash]`) or `block2mtd` (the SSD, as `[block2mtd]` says).
+    pub device: String,
     /// The page cache of the host file systems (flashfs uses `flashfs.fs.cache`).
     pub cache: CacheSettings,
     pub workload: RawFsWorkload,
@@ -30,6 +34,7 @@ impl Default for RawFs {
     fn default() -> Self {
         Self {
             kind: "flashfs".into(),
+            device: "nand".into(),
             cache: CacheSettings::default(),
             workload: RawFsWorkload::default(),
             ext4: flashlab_ext4::Ext4Settings::default(),
@@ -81,6 +86,17 @@ impl Default for RawFsWorkload {
     }
 }
 
+/// Where a flash file system (flashfs, JFFS2) lives: `[fs] device`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FsDevice {
+    /// The raw NAND of `[flashfs.flash]`.
+    Nand,
+    /// An MTD on the SSD of `[device]`, `[ftl]`, `[timing]` (Linux's block2mtd).
+    Block2Mtd(flashlab_mtd::Block2MtdSettings),
+}
+
+const DEVICES: [(&str, bool); 2] = [("nand", false), ("block2mtd", true)];
+
 /// The workloads by name.
 const KINDS: [(&str, Option<WorkloadKind>); 5] = [
     ("iozone", None),
@@ -105,6 +121,18 @@ fn in_range(key: &'static str, v: u64, min: u64, max: u64) -> Result<(), ConfigE
 }
 
 impl RawConfig {
+    /// `[fs] device` and, for `block2mtd`, `[block2mtd]` checked against the
+    /// SSD of `ssd` (geometry errors name the `block2mtd.*` key).
+    pub fn resolve_fs_device(&self, ssd: &flashlab_sim::Settings) -> Result<FsDevice, ConfigError> {
+        if !one_of("fs.device", &self.fs.device, &DEVICES)? {
+            return Ok(FsDevice::Nand);
+        }
+        let b = &self.block2mtd;
+        b.nand_settings(ssd.ftl.logical_pages * ssd.page_bytes(), ssd.page_bytes())
+            .map_err(|e| ConfigError::Setting { key: format!("block2mtd.{}", e.field), message: e.reason })?;
+        Ok(FsDevice::Block2Mtd(b.clone()))
+    }
+
     /// `[fs.workload]` validated into the run of `fs bench`.
     pub fn resolve_fs_bench(&self) -> Result<BenchSpec, ConfigError> {
         let w = &self.fs.workload;

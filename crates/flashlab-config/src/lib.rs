@@ -21,7 +21,7 @@ mod settings;
 mod swap;
 
 pub use error::ConfigError;
-pub use fs::{RawFs, RawFsWorkload};
+pub use fs::{FsDevice, RawFs, RawFsWorkload};
 pub use raw::*;
 pub use settings::*;
 pub use swap::RawSwap;

@@ -20,6 +20,9 @@ pub struct RawConfig {
     pub flashfs: flashlab_flashfs::powercut::CampaignSettings,
     /// `flashlab fs bench`: the file system and its workload.
     pub fs: crate::fs::RawFs,
+    /// `[fs] device = "block2mtd"`: the MTD that flashfs and JFFS2 get on
+    /// the SSD of `[device]`, `[ftl]` and `[timing]` (docs/block2mtd.md).
+    pub block2mtd: flashlab_mtd::Block2MtdSettings,
     /// `flashlab swap`: the swap area, its allocator, RAM and application.
     pub swap: crate::swap::RawSwap,
     pub sim: RawSim,

@@ -4,14 +4,35 @@
 
 use crate::jffs2::Jffs2;
 use crate::Fs;
-use flashlab_mtd::{Cause, MtdStats};
+use flashlab_mtd::{Cause, Nand};
 use flashlab_vfs::workload::{DeviceCounters, FsWrites, Measured};
 
-fn device(m: &MtdStats) -> DeviceCounters {
+/// The flash under the file system: the raw NAND's counters, or on
+/// block2mtd the SSD's NAND (the MTD's own counters are in `device.nand`).
+fn device(nand: &Nand) -> DeviceCounters {
+    if let Some(b) = nand.block2mtd() {
+        let r = b.ssd_result();
+        return DeviceCounters {
+            nand_read_pages: r.nand_read_pages,
+            nand_program_pages: r.nand_program_pages,
+            nand_erases: r.nand_erases,
+        };
+    }
+    let m = nand.stats();
     DeviceCounters {
         nand_read_pages: m.pages_read.total(),
         nand_program_pages: m.pages_programmed.total(),
         nand_erases: m.erases.total(),
+    }
+}
+
+/// `device.nand` (the MTD's counters) and, on block2mtd, `device.block2mtd`
+/// (its requests) and `device.ssd` (the SSD's full result object).
+fn add_nand(v: &mut serde_json::Value, nand: &Nand) {
+    v["nand"] = serde_json::to_value(nand.stats()).expect("stats serialise");
+    if let Some(b) = nand.block2mtd() {
+        v["block2mtd"] = serde_json::to_value(b.stats()).expect("stats serialise");
+        v["ssd"] = serde_json::to_value(b.ssd_result()).expect("result serialises");
     }
 }
 
@@ -35,12 +56,12 @@ impl Measured for Fs {
     }
 
     fn device_counters(&self) -> DeviceCounters {
-        device(self.ubi().nand().stats())
+        device(self.ubi().nand())
     }
 
     fn device_result(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self.stats()).expect("stats serialise");
-        v["nand"] = serde_json::to_value(self.ubi().nand().stats()).expect("stats serialise");
+        add_nand(&mut v, self.ubi().nand());
         v
     }
 }
@@ -55,12 +76,12 @@ impl Measured for Jffs2 {
     }
 
     fn device_counters(&self) -> DeviceCounters {
-        device(self.nand().stats())
+        device(self.nand())
     }
 
     fn device_result(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(&self.stats).expect("stats serialise");
-        v["nand"] = serde_json::to_value(self.nand().stats()).expect("stats serialise");
+        add_nand(&mut v, self.nand());
         v["memory_bytes"] = self.memory_bytes().into();
         v
     }

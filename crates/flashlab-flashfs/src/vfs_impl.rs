@@ -22,6 +22,15 @@ pub(crate) fn nandsim_busy_ns(s: &flashlab_mtd::MtdStats) -> u64 {
     s.pages_read.total() * READ_NS + s.pages_programmed.total() * PROGRAM_NS + s.erases.total() * ERASE_NS
 }
 
+/// The device time so far: nandsim's delays on raw NAND, the SSD's latencies
+/// on block2mtd.
+pub(crate) fn device_busy_ns(nand: &flashlab_mtd::Nand) -> u64 {
+    match nand.block2mtd() {
+        Some(b) => b.stats().busy_ns,
+        None => nandsim_busy_ns(nand.stats()),
+    }
+}
+
 impl Fs {
     /// Bytes budgeted per dirty page: the largest data node.
     fn page_budget_bytes(&self) -> u64 {
@@ -168,7 +177,7 @@ impl FileSystem for Fs {
     }
 
     fn device_busy_ns(&self) -> u64 {
-        nandsim_busy_ns(self.ubi.nand().stats())
+        device_busy_ns(self.ubi.nand())
     }
 
     fn advance_to(&mut self, now_ns: u64) -> FsResult<()> {

@@ -26,6 +26,9 @@ pub enum MtdError {
     /// Address or length outside the device or not aligned.
     #[error("bad address: block {block} offset {offs} length {len}")]
     BadAddress { block: u32, offs: u32, len: u32 },
+    /// The block device under block2mtd (the simulated SSD) failed a request.
+    #[error("block2mtd: the SSD failed a request: {0}")]
+    Device(String),
 }
 
 impl MtdError {

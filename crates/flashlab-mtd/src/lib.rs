@@ -8,8 +8,13 @@
 //! the page being programmed holds partial garbage and a block being
 //! erased is left untouched, erased or partly garbage.
 //!
+//! The same device can sit on the simulated SSD instead of raw flash
+//! ([`Nand::block2mtd`], Linux's block2mtd): every read, program and erase
+//! then also goes to the SSD as requests (see `block2mtd.rs`).
+//!
 //! No file I/O, no wall clock; all randomness comes from the seed.
 
+mod block2mtd;
 mod error;
 mod nand;
 mod settings;
@@ -17,6 +22,7 @@ mod state;
 mod stats;
 mod store;
 
+pub use block2mtd::{Block2Mtd, Block2MtdSettings, Block2MtdStats, EraseMode};
 pub use error::MtdError;
 pub use nand::{Nand, ReadInfo};
 pub use settings::{FaultSettings, NandSettings, SettingsError};

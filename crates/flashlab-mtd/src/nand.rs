@@ -1,8 +1,10 @@
 //! The simulated NAND device: real bytes, per-sub-page programmed state,
 //! erase counts, seeded faults and power cuts.
 
+use crate::block2mtd::Block2Mtd;
 use crate::store::BlockStore;
-use crate::{Cause, MtdError, MtdStats, NandSettings};
+use crate::{Block2MtdSettings, Cause, MtdError, MtdStats, NandSettings, SettingsError};
+use flashlab_sim::{SimError, Ssd};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -14,6 +16,46 @@ pub struct ReadInfo {
 }
 
 const OOB_BIT: u16 = 1 << 15;
+
+/// Where the device's operations go besides its in-memory bytes: a closed
+/// list matched once per operation, so raw flash pays one branch.
+#[derive(Clone)]
+enum Backend {
+    /// Raw NAND: nothing else.
+    Raw,
+    /// block2mtd: each operation is also a request to the simulated SSD.
+    Block2Mtd(Box<Block2Mtd>),
+}
+
+fn device_error(e: SimError) -> MtdError {
+    MtdError::Device(e.to_string())
+}
+
+/// Calls `f(first, end)` for each run of pages in `pages` of the block
+/// starting at page index `base` that hold programmed data.
+fn programmed_runs<E>(
+    programmed: &[u16],
+    base: usize,
+    pages: std::ops::Range<u32>,
+    mut f: impl FnMut(u32, u32) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut run: Option<u32> = None;
+    for p in pages.clone() {
+        let held = programmed[base + p as usize] & !OOB_BIT != 0;
+        match (held, run) {
+            (true, None) => run = Some(p),
+            (false, Some(first)) => {
+                f(first, p)?;
+                run = None;
+            }
+            _ => {}
+        }
+    }
+    match run {
+        Some(first) => f(first, pages.end),
+        None => Ok(()),
+    }
+}
 
 /// A raw NAND device. `Clone` snapshots the whole device (content,
 /// counters and fault RNG), which power-cut campaigns use.
@@ -29,6 +71,7 @@ pub struct Nand {
     cut_at: Option<u64>,
     powered_off: bool,
     stats: MtdStats,
+    backend: Backend,
 }
 
 impl Nand {
@@ -46,10 +89,32 @@ impl Nand {
             cut_at: None,
             powered_off: false,
             stats: MtdStats::default(),
+            backend: Backend::Raw,
             cfg,
         };
         nand.place_factory_bad_blocks();
         nand
+    }
+
+    /// An MTD on the simulated SSD (Linux's block2mtd): erase blocks of
+    /// `cfg.erase_kib` over the SSD's whole logical capacity, write unit
+    /// `cfg.page_bytes`, no faults, initially erased. The error names the
+    /// `[block2mtd]` key at fault (geometry not dividing the SSD, …).
+    pub fn on_ssd(ssd: Ssd, cfg: &Block2MtdSettings) -> Result<Nand, SettingsError> {
+        let s = ssd.settings();
+        let ns = cfg.nand_settings(s.ftl.logical_pages * s.page_bytes(), s.page_bytes())?;
+        let block_bytes = ns.block_bytes() as u64;
+        let mut nand = Nand::new(ns);
+        nand.backend = Backend::Block2Mtd(Box::new(Block2Mtd::new(ssd, cfg.erase_mode()?, block_bytes)));
+        Ok(nand)
+    }
+
+    /// The SSD under a block2mtd device; `None` on raw NAND.
+    pub fn block2mtd(&self) -> Option<&Block2Mtd> {
+        match &self.backend {
+            Backend::Raw => None,
+            Backend::Block2Mtd(b) => Some(b),
+        }
     }
 
     fn place_factory_bad_blocks(&mut self) {
@@ -200,6 +265,19 @@ impl Nand {
             self.read_chunk(block, page, pos, &mut buf[done..done + n], cause, &mut info)?;
             done += n;
         }
+        if let Backend::Block2Mtd(b) = &mut self.backend {
+            let (start, end) = (offs as u64, offs as u64 + buf.len() as u64);
+            let base = (block * self.cfg.pages_per_block) as usize;
+            let pages = offs / pb..(end as u32).div_ceil(pb);
+            let mut held = 0;
+            programmed_runs(&self.programmed, base, pages, |first, last| {
+                let (a, z) = (start.max(first as u64 * pb as u64), end.min(last as u64 * pb as u64));
+                held += z - a;
+                b.read(block, a, z - a)
+            })
+            .map_err(device_error)?;
+            b.erased_read(end - start - held);
+        }
         Ok(info)
     }
 
@@ -249,6 +327,9 @@ impl Nand {
             let n = ((pb - pos % pb) as usize).min(data.len() - done);
             self.program_chunk(block, pos, &data[done..done + n], cause)?;
             done += n;
+        }
+        if let Backend::Block2Mtd(b) = &mut self.backend {
+            b.program(block, offs as u64, data.len() as u64).map_err(device_error)?;
         }
         Ok(())
     }
@@ -320,6 +401,15 @@ impl Nand {
             return Err(MtdError::EraseFailed(block));
         }
         self.erase_counts[block as usize] += 1;
+        if let Backend::Block2Mtd(b) = &mut self.backend {
+            // `_block2mtd_erase`: only pages not already erased are overwritten.
+            let pb = self.cfg.page_bytes as u64;
+            let base = (block * self.cfg.pages_per_block) as usize;
+            programmed_runs(&self.programmed, base, 0..self.cfg.pages_per_block, |first, end| {
+                b.erase_run(block, first as u64 * pb, (end - first) as u64 * pb)
+            })
+            .map_err(device_error)?;
+        }
         self.fill_erased(block);
         Ok(())
     }
@@ -368,7 +458,11 @@ impl Nand {
 
     /// Reads the OOB area of one page.
     pub fn read_oob(&mut self, block: u32, page: u32, buf: &mut [u8], cause: Cause) -> Result<(), MtdError> {
-        if block >= self.cfg.blocks || page >= self.cfg.pages_per_block || buf.len() > self.cfg.oob_bytes as usize {
+        if self.no_oob()
+            || block >= self.cfg.blocks
+            || page >= self.cfg.pages_per_block
+            || buf.len() > self.cfg.oob_bytes as usize
+        {
             return Err(MtdError::BadAddress { block, offs: page, len: buf.len() as u32 });
         }
         if self.begin_op()? {
@@ -382,7 +476,11 @@ impl Nand {
 
     /// Programs the OOB area of one page (once per erase cycle).
     pub fn program_oob(&mut self, block: u32, page: u32, src: &[u8], cause: Cause) -> Result<(), MtdError> {
-        if block >= self.cfg.blocks || page >= self.cfg.pages_per_block || src.len() > self.cfg.oob_bytes as usize {
+        if self.no_oob()
+            || block >= self.cfg.blocks
+            || page >= self.cfg.pages_per_block
+            || src.len() > self.cfg.oob_bytes as usize
+        {
             return Err(MtdError::BadAddress { block, offs: page, len: src.len() as u32 });
         }
         let cut = self.begin_op()?;
@@ -407,8 +505,18 @@ impl Nand {
         self.oob[self.oob_index(block, 0)] != 0xFF
     }
 
-    /// Checks the bad-block marker (one OOB read operation).
+    /// block2mtd has no OOB area (`mtd->oobsize` 0).
+    fn no_oob(&self) -> bool {
+        matches!(self.backend, Backend::Block2Mtd(_))
+    }
+
+    /// Checks the bad-block marker (one OOB read operation). On block2mtd
+    /// (no `_block_isbad`) every block is good and the check costs nothing.
     pub fn is_bad(&mut self, block: u32) -> Result<bool, MtdError> {
+        if self.no_oob() {
+            self.check_range(block, 0, 0)?;
+            return Ok(self.is_marked_bad(block));
+        }
         let mut b = [0u8; 1];
         self.read_oob(block, 0, &mut b, Cause::Mount)?;
         Ok(b[0] != 0xFF)

@@ -1,5 +1,8 @@
 use flashlab_mtd::*;
 
+#[path = "mtd/block2mtd.rs"]
+mod block2mtd;
+
 fn small() -> NandSettings {
     NandSettings { subpages_per_page: 4, ..NandSettings::small(8, 8, 2048) }
 }

@@ -435,7 +435,7 @@ impl FileSystem for Jffs2 {
 
     /// nandsim's delays, as flashfs counts them.
     fn device_busy_ns(&self) -> u64 {
-        crate::vfs_impl::nandsim_busy_ns(self.nand.stats())
+        crate::vfs_impl::device_busy_ns(&self.nand)
     }
 
     fn advance_to(&mut self, _now_ns: u64) -> R<()> {

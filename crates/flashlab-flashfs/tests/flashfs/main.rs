@@ -1,3 +1,4 @@
+mod block2mtd;
 mod fsbench;
 mod hotcold;
 mod jffs2_vfs;
