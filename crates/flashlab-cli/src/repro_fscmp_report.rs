@@ -381,6 +381,17 @@ fn plots(out: &Path, m: &Measurements) -> anyhow::Result<()> {
             ("JFFS2 full scan".into(), pts(|p| p.jffs2_mount_s)),
             ("UBI scanning attach".into(), pts(|p| p.ubi_scan_attach_s)),
             ("UBI fastmap attach".into(), pts(|p| p.ubi_fastmap_attach_s)),
+            ("flashfs mount".into(), pts(|p| p.flashfs_mount_s)),
+        ],
+    )?;
+    plot::lines(
+        &out.join("mount_time_ubi.png"),
+        "UBI attach and flashfs mount against device size (JFFS2 left out)",
+        "device (MiB)",
+        "simulated s (pages read × 25 µs)",
+        &[
+            ("UBI scanning attach".into(), pts(|p| p.ubi_scan_attach_s)),
+            ("UBI fastmap attach".into(), pts(|p| p.ubi_fastmap_attach_s)),
             ("flashfs mount (after attach)".into(), pts(|p| p.flashfs_mount_s)),
         ],
     )?;

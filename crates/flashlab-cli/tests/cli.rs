@@ -342,7 +342,7 @@ fn reproduce_fs_compare_quick_writes_claims_rows_plots_and_json() {
     for f in ["results.md", "results.json", "small_files.png", "large_files.png", "flash_writes.png"] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
-    for f in ["mount_time.png", "mount_memory.png", "index.html"] {
+    for f in ["mount_time.png", "mount_time_ubi.png", "mount_memory.png", "index.html"] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
     let v: serde_json::Value =
