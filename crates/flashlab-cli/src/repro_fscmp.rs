@@ -149,6 +149,8 @@ pub struct FsRow {
     pub device_write_bytes: u64,
     pub wall_s: f64,
     pub phases: Vec<PhaseReport>,
+    /// The device's result object at the end (the SSD's: merges, WAF, erases, ...).
+    pub device: serde_json::Value,
 }
 
 impl FsRow {
@@ -195,6 +197,7 @@ where
                 device_write_bytes: fs.fs_writes().since(&w0).total(),
                 wall_s: start.elapsed().as_secs_f64(),
                 phases,
+                device: fs.device_result(),
             }
         }
         Err(e) => FsRow::missing(name, what, format!("the run failed: {e}")),

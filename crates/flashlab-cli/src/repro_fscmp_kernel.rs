@@ -118,11 +118,16 @@ impl Rig {
         self.mount()
     }
 
-    /// stats.json now.
-    fn stats(&self) -> anyhow::Result<Snap> {
+    /// stats.json now, whole.
+    fn stats_json(&self) -> anyhow::Result<serde_json::Value> {
         let p = self.srv.join("stats.json");
         let text = std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?;
-        let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}", p.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("{}", p.display()))
+    }
+
+    /// stats.json now: the counters the phases use.
+    fn stats(&self) -> anyhow::Result<Snap> {
+        let v = self.stats_json()?;
         let n = |k: &str| v[k].as_u64().unwrap_or(0);
         Ok(Snap {
             sim_s: v["sim_time_s"].as_f64().unwrap_or(0.0),
@@ -296,6 +301,7 @@ pub fn run(name: &str, plan: &Plan, tree: &Tree) -> anyhow::Result<FsRow> {
         Ok((2, b, 0))
     })?;
     let s1 = rig.stats()?;
+    let device = rig.stats_json()?;
     let phases = std::mem::take(&mut ph.out);
     drop(ph);
     drop(rig);
@@ -310,5 +316,6 @@ pub fn run(name: &str, plan: &Plan, tree: &Tree) -> anyhow::Result<FsRow> {
         device_write_bytes: (s1.host_write_pages - s0.host_write_pages) * page_bytes,
         wall_s: start.elapsed().as_secs_f64(),
         phases,
+        device,
     })
 }
