@@ -17,6 +17,10 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "seed 004: F2FS and ext4 over BAST, BAST-padding, page mapping and DFTL (IOZone, utilisation 20-95 %)",
     ),
     (
+        "fs-compare",
+        "seed 002: a kernel tree unpacked 10x, read, du, rm -r, large files: flashfs (+/- compression), F2FS, ext4 models, the kernel's ext4/btrfs/xfs; mount scaling",
+    ),
+    (
         "swap-trim",
         "seed 003: swap on an SSD with TRIM: Linux's and the semantic-aware allocator, TRIM cost, SSD vs disk",
     ),
@@ -32,6 +36,7 @@ pub fn reproduce(name: &str, out: Option<PathBuf>, quick: bool) -> anyhow::Resul
         "wpo-gc" => (crate::repro_wpo::run, crate::repro_wpo::configs),
         "ubifs-hotdata" => (crate::repro_ubifs::run, crate::repro_ubifs::configs),
         "f2fs-ext4-ftl" => (crate::repro_fsftl_report::run, crate::repro_fsftl_report::configs),
+        "fs-compare" => (crate::repro_fscmp_report::run, crate::repro_fscmp_report::configs),
         "swap-trim" => (crate::repro_swap::run, crate::repro_swap::configs),
         other => {
             let names: Vec<&str> = EXPERIMENTS.iter().map(|e| e.0).collect();

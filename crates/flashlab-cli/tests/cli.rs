@@ -327,6 +327,61 @@ fn reproduce_wpo_gc_quick_writes_table_plots_and_json() {
     assert!(e.contains("available: wpo-gc, ubifs-hotdata"), "{e}");
 }
 
+#[test]
+fn reproduce_fs_compare_quick_writes_claims_rows_plots_and_json() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("fscmp");
+    // A hidden, smaller tree (0.2 % of a Linux 3.7 tree) keeps the test short.
+    let o = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["reproduce", "fs-compare", "--quick", "--out", out.to_str().unwrap()])
+        .env("FLASHLAB_FS_COMPARE_SCALE", "0.002")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    for f in ["results.md", "results.json", "small_files.png", "large_files.png", "flash_writes.png"] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    for f in ["mount_time.png", "mount_time_ubi.png", "mount_memory.png", "index.html"] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let plan = &v["plan"];
+    let rows = v["measurements"]["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["flashfs-lz4", "flashfs-nc", "f2fs", "ext4", "kernel-ext4", "kernel-btrfs", "kernel-xfs"]);
+    let tree_bytes = plan["tree_bytes"].as_u64().unwrap();
+    for r in rows {
+        if let Some(why) = r["missing"].as_str() {
+            assert!(r["name"].as_str().unwrap().starts_with("kernel-"), "a model row is missing: {why}");
+            eprintln!("note: {} missing: {why}", r["name"]);
+            continue;
+        }
+        let phases = r["phases"].as_array().unwrap();
+        let get = |n: &str| phases.iter().find(|p| p["name"] == n).unwrap_or_else(|| panic!("{n} in {}", r["name"]));
+        // Every copy wrote and read back the whole tree; the large files went through whole.
+        for k in 0..10 {
+            assert_eq!(get(&format!("unpack/{k}"))["app_bytes_written"].as_u64(), Some(tree_bytes), "{}", r["name"]);
+            assert_eq!(get(&format!("read/{k}"))["app_bytes_read"].as_u64(), Some(tree_bytes), "{}", r["name"]);
+        }
+        let large: u64 = plan["spec"]["large_file_bytes"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum();
+        assert_eq!(get("large-read")["app_bytes_read"].as_u64(), Some(large));
+        assert!(r["steps"]["write_kernel_s"].as_f64().unwrap() > 0.0, "{}", r["name"]);
+        assert!(r["nand_program_pages"].as_u64().unwrap() > 0, "{}", r["name"]);
+    }
+    let claims = v["claims"].as_array().unwrap();
+    assert_eq!(claims.len(), 12);
+    assert!(claims.iter().all(|c| !c["verdict"].as_str().unwrap().is_empty()));
+    let md = std::fs::read_to_string(out.join("results.md")).unwrap();
+    assert!(md.contains("| flashfs-lz4 | ubifs |") && md.contains("| NILFS2 | NILFS2 | missing:"), "{md}");
+    let scaling = v["measurements"]["scaling"].as_array().unwrap();
+    assert_eq!(scaling.len(), 3);
+    // The full scan reads more the larger the device.
+    assert!(scaling[2]["jffs2_mount_s"].as_f64() > scaling[0]["jffs2_mount_s"].as_f64());
+    assert!(!std::fs::read_to_string("/proc/mounts").unwrap().contains("flashlab-fscmp"), "a mount was left");
+}
+
 /// A sweep file beside a small base config.
 fn sweep_file(grid: &str) -> (tempfile::TempDir, PathBuf) {
     let (d, _) = tmp("base.toml", "[device]\nblocks_per_plane = 64\n[workload]\nrequests = 20000\nprefill = true\n");

@@ -13,7 +13,7 @@ use flashlab_vfs::{DirEntry, Fd, FileSystem, Stat, StatFs};
 /// nandsim's delays (drivers/mtd/nand/raw/nandsim.c: `access_delay` 25 µs,
 /// `programm_delay` 200 µs, `erase_delay` 2 ms): the device time a call
 /// waits for under the page cache's simulated clock.
-const READ_NS: u64 = 25_000;
+pub(crate) const READ_NS: u64 = 25_000;
 const PROGRAM_NS: u64 = 200_000;
 const ERASE_NS: u64 = 2_000_000;
 

@@ -2,7 +2,7 @@
 
 use flashlab_vfs::{CacheSettings, DirEntry, Errno, Fd, FileSystem, PageCache, Stat, StatFs};
 use proptest::prelude::*;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0:?}")]
@@ -19,6 +19,8 @@ impl From<Errno> for E {
 #[derive(Default)]
 struct Mem {
     names: BTreeMap<String, u32>,
+    /// Directories made by `mkdir` (`readdir` lists names below them).
+    dirs: BTreeSet<String>,
     files: HashMap<u32, (Vec<u8>, u64)>,
     fds: HashMap<Fd, u32>,
     next: u64,
@@ -122,10 +124,17 @@ impl FileSystem for Mem {
         self.files.remove(&i);
         Ok(())
     }
-    fn mkdir(&mut self, _: &str) -> Result<(), E> {
+    fn mkdir(&mut self, path: &str) -> Result<(), E> {
+        if !self.dirs.insert(path.into()) {
+            return Err(E(Errno::EEXIST));
+        }
         Ok(())
     }
-    fn rmdir(&mut self, _: &str) -> Result<(), E> {
+    fn rmdir(&mut self, path: &str) -> Result<(), E> {
+        if !self.readdir(path)?.is_empty() {
+            return Err(E(Errno::ENOTEMPTY));
+        }
+        self.dirs.remove(path);
         Ok(())
     }
     fn rename(&mut self, from: &str, to: &str) -> Result<(), E> {
@@ -135,10 +144,18 @@ impl FileSystem for Mem {
         }
         Ok(())
     }
-    fn readdir(&mut self, _: &str) -> Result<Vec<DirEntry>, E> {
-        Ok(Vec::new())
+    fn readdir(&mut self, path: &str) -> Result<Vec<DirEntry>, E> {
+        let prefix = format!("{path}/");
+        let child = |p: &String| p.strip_prefix(&prefix).filter(|r| !r.contains('/')).map(str::to_string);
+        let files =
+            self.names.iter().filter_map(|(p, i)| child(p).map(|name| DirEntry { name, inum: *i, is_dir: false }));
+        let dirs = self.dirs.iter().filter_map(|p| child(p).map(|name| DirEntry { name, inum: 1, is_dir: true }));
+        Ok(files.chain(dirs).collect())
     }
     fn stat(&mut self, path: &str) -> Result<Stat, E> {
+        if self.dirs.contains(path) {
+            return Ok(Stat { inum: 1, size: 0, is_dir: true, nlink: 2 });
+        }
         let i = self.inum(path)?;
         Ok(self.stat_of(i))
     }
@@ -486,4 +503,38 @@ fn dd_runs_generically_and_reports_its_counters() {
     assert_eq!(r.ops.as_ref().map(|o| o.bytes_written), Some(1 << 20));
     assert_eq!(r.filler_bytes, (8 << 20) / 10);
     assert_eq!(r.workload, "dd");
+}
+
+mod fs_compare {
+    use super::*;
+    use flashlab_vfs::workload::kernel_tree::{Tree, LINUX_3_7};
+    use flashlab_vfs::workload::{run_fs_compare, FsCompareSpec};
+
+    #[test]
+    fn the_sequence_moves_every_byte_and_visits_every_entry() {
+        let tree = Tree::generate(&LINUX_3_7, 0.002, 5);
+        let (files, dirs, bytes) = (tree.files.len() as u64, tree.dirs.len() as u64, tree.total_bytes());
+        let spec = FsCompareSpec { copies: 3, large_file_bytes: [300_000, 100_000], io_bytes: 65536, seed: 1 };
+        let mut fs = PageCache::new(mem(1 << 40), CacheSettings::default(), 0);
+        let phases = run_fs_compare(&mut fs, &tree, &spec).unwrap();
+        let get = |n: &str| phases.iter().find(|p| p.name == n).unwrap_or_else(|| panic!("no phase {n}"));
+        for k in 0..3 {
+            let u = get(&format!("unpack/{k}"));
+            assert_eq!(u.app_bytes_written, bytes);
+            let chunks: u64 = tree.files.iter().map(|f| f.bytes.div_ceil(65536)).sum();
+            // mkdir per directory (the copy's own included), create + writes + close per file, one sync.
+            assert_eq!(u.requests, dirs + files * 2 + chunks + 1);
+            assert_eq!(get(&format!("read/{k}")).app_bytes_read, bytes);
+            // du: a readdir per directory, a stat per entry (the top included).
+            assert_eq!(get(&format!("du/{k}")).requests, 2 * dirs + files);
+            // rm -r: a readdir and an rmdir per directory, an unlink per file.
+            assert_eq!(get(&format!("rm/{k}")).requests, 2 * dirs + files);
+            assert!(get(&format!("unpack/{k}")).seconds > 0.0, "writeback took device time");
+        }
+        assert_eq!(get("large-write").app_bytes_written, 400_000);
+        assert_eq!(get("large-read").app_bytes_read, 400_000);
+        let left: Vec<DirEntry> = fs.readdir("").unwrap();
+        let names: Vec<&str> = left.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["large0", "large1"], "only the large files are left");
+    }
 }

@@ -1,18 +1,22 @@
 //! File workloads, generic over [`FileSystem`]: `dd`, filebench-like
 //! `fileserver` and `varmail`, a small-file `untar` ([`Engine`]), the
 //! IOZone-like workload of seed 004 ([`IozoneSpec`]), cold filler files for
-//! a device utilisation ([`prefill`]) and [`run_workload`], the generic
+//! a device utilisation ([`prefill`]), seed 002's kernel-tree sequence
+//! ([`kernel_tree::Tree`], [`run_fs_compare`]) and [`run_workload`], the generic
 //! runner of `flashlab fs bench`: any model that implements [`FileSystem`]
 //! and [`Measured`] (directly or under the [`crate::PageCache`]) runs every
 //! workload and gets the same result object.
 
 mod filebench;
+mod fs_compare;
 mod iozone;
+pub mod kernel_tree;
 mod meter;
 mod prefill;
 mod run;
 
 pub use filebench::{Engine, Fileset, WorkloadCounters, WorkloadKind, WorkloadSpec};
+pub use fs_compare::{run_fs_compare, FsCompareSpec};
 pub use iozone::{IozoneSpec, PHASES as IOZONE_PHASES};
 pub use meter::PhaseReport;
 pub use prefill::prefill;
