@@ -135,6 +135,10 @@ impl Rig {
                 nand_read_pages: n("nand_read_pages"),
                 nand_program_pages: n("nand_program_pages"),
                 nand_erases: n("nand_erases"),
+                merges_switch: n("merges_switch"),
+                merges_partial: n("merges_partial"),
+                merges_full: n("merges_full"),
+                padding_pages: n("padding_pages"),
             },
             host_write_pages: n("host_write_pages"),
         })
