@@ -58,7 +58,9 @@ impl Fs {
         if size > crate::api::MAX_FILE_BYTES {
             return Err(Errno::EFBIG.into());
         }
-        self.budget(crate::node::INO_NODE_BYTES as u64, true)?;
+        // `ubifs_write_inode` (writeback) budgets nothing: UBIFS took the
+        // inode's budget when it was dirtied (`ubifs_write_begin`'s
+        // `dirtied_ino`); here the dirty pages' budget covers it.
         let ino = crate::node::InoNode { size, ..self.inode(inum)? };
         self.write_inode(&ino)?;
         self.counters.ops += 1;

@@ -377,3 +377,49 @@ fn scripted_workload_programs_erases_and_commits_match_ubifs() {
     assert_eq!(st.pages_programmed.get(Cause::Log) - c3[2], 1, "one commit");
     assert_eq!(st.erases.total() - e3, 1);
 }
+
+/// Under the page cache, a refused reservation runs `make_free_space` as
+/// `ubifs_budget_space` does (budget.c): `shrink_liability` writes back
+/// `NR_TO_WRITE` = 16 dirty pages (whole inodes, oldest first) and the
+/// reservation is tried again after each step that shrank the liability;
+/// only when writeback cannot help does the file system GC and commit.
+/// Writing a page back turns its budget (a maximal data node) into a data
+/// node in a bud, which neither UBIFS's budget nor flashfs's gains much
+/// from, so near full the liability drains step by step and then one commit
+/// makes room for many more writes: far fewer commits than writes, one
+/// ENOSPC at the end, every accepted file intact.
+#[test]
+fn page_cache_near_full_makes_free_space_as_ubifs() {
+    let cfg = FsSettings { compression: Compression::None, ..FsSettings::default() };
+    let fs = fs_on(64, 64, 2048, cfg);
+    let mut c = PageCache::<Fs>::wrap(fs);
+    let mut files = 0u32;
+    let commits0 = c.inner().stats().commits;
+    loop {
+        let path = format!("/f{files}");
+        let fd = c.create(&path).unwrap();
+        let r = c.write(fd, 0, &data(4096, files as u8));
+        c.close(fd).unwrap();
+        match r {
+            Ok(_) => files += 1,
+            Err(e) => {
+                assert_eq!(e.errno(), Errno::ENOSPC);
+                break;
+            }
+        }
+    }
+    let st = c.stats().clone();
+    assert!(st.pages_written_pressure > 0 && st.pages_written_background == 0, "{st:?}");
+    assert_eq!(st.pages_written_pressure, st.inodes_written, "one-page inodes, written whole: {st:?}");
+    let commits = c.inner().stats().commits - commits0;
+    assert!(files > 1000, "the volume takes {files} files");
+    assert!(commits * 16 < files as u64, "{commits} commits for {files} files");
+    assert_eq!(c.inner().stats().fs.enospc, 1, "one refused write");
+    c.sync().unwrap_or_else(|e| panic!("{e}: {:?} {:?}", c.inner().stats().fs, c.stats()));
+    for i in (0..files).step_by(97) {
+        let fd = c.open(&format!("/f{i}")).unwrap();
+        assert_eq!(c.read(fd, 0, 8192).unwrap(), data(4096, i as u8));
+        c.close(fd).unwrap();
+    }
+    c.inner_mut().check_invariants().unwrap();
+}
