@@ -502,7 +502,13 @@ impl Fs {
                 _ => {}
             }
         }
-        self.budget((2 * DENT_NODE_BYTES + 16 + INO_NODE_BYTES + fname.len() + tname.len()) as u64, false)?;
+        let moved = fp != tp;
+        let inodes = 2 + usize::from(target.is_some()) + usize::from(moved);
+        self.budget((2 * DENT_NODE_BYTES + 16 + inodes * INO_NODE_BYTES + fname.len() + tname.len()) as u64, false)?;
+        // ubifs_jnl_rename (journal.c), one group: the new entry, the
+        // deletion entry of the old name, the replaced target's inode (nlink
+        // dropped), the old parent's inode and, when moving between
+        // directories, the new parent's inode.
         let mut nodes = vec![
             Node::Dent(DentNode { parent: tp, name: tname.clone(), target: inum, is_dir }),
             Node::Dent(DentNode { parent: fp, name: fname.clone(), target: 0, is_dir }),
@@ -514,14 +520,29 @@ impl Fs {
             keys.push(Key::ino(t));
             range.push(t);
         }
+        let parents: &[u32] = if moved { &[fp, tp] } else { &[fp] };
+        for p in parents {
+            nodes.push(Node::Ino(self.inode(*p)?));
+            keys.push(Key::ino(*p));
+        }
         let h = self.pick_head(Class::Meta, &keys, &range);
         let locs = self.journal_write(h, &nodes)?;
         self.idx_del(h, &Key::dent(fp, &fname));
-        self.idx_set(h, &Key::dent(tp, &tname), locs[0]);
+        self.idx_set(h, &keys[0], locs[0]);
         self.obsolete(locs[1]);
-        if let Some(Node::Ino(i)) = nodes.get(2) {
+        let first_parent = nodes.len() - parents.len();
+        for (i, p) in parents.iter().enumerate() {
+            self.idx_set(h, &Key::ino(*p), locs[first_parent + i]);
+        }
+        if let Some(Node::Ino(i)) = target.and(nodes.get(2)) {
             self.drop_link(h, i.clone(), locs[2]);
         }
+        // do_rename (dir.c) sets the renamed inode's ctime and marks it dirty
+        // (`mark_inode_dirty_sync`); writeback then writes it
+        // (`ubifs_write_inode` → `ubifs_jnl_write_inode`). flashfs keeps no
+        // dirty inodes of its own: it writes it now.
+        let ino = self.inode(inum)?;
+        self.write_inode(&ino)?;
         self.counters.ops += 1;
         Ok(())
     }
@@ -575,11 +596,22 @@ impl Fs {
         self.leave(r)
     }
 
-    /// Makes everything written so far durable.
+    /// Makes everything written so far durable, as `ubifs_sync_fs`
+    /// (super.c) does for sync(2), syncfs(2) and unmount's
+    /// `sync_filesystem`: sync every write buffer, then `ubifs_run_commit`,
+    /// whose `do_commit` returns at once when `nothing_to_commit` (TNC and
+    /// LPT clean: nothing written or freed since the last commit).
     pub fn sync(&mut self) -> FsResult<()> {
         self.enter()?;
-        let r = self.sync_heads();
+        let r = self.sync_fs();
         self.leave(r)
+    }
+
+    /// `ubifs_sync_fs` (super.c): the write buffers, then a commit unless
+    /// `nothing_to_commit` (commit.c).
+    pub(crate) fn sync_fs(&mut self) -> FsResult<()> {
+        self.sync_heads()?;
+        self.run_commit()
     }
 
     /// Moves simulated time to `now_ns` (never backwards) and does what is

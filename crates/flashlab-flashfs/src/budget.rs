@@ -73,8 +73,10 @@ impl Fs {
         lebs as u64 * self.geo.leb_bytes as u64
     }
 
-    /// Admits an operation writing `node_bytes`, committing once to turn
-    /// buds into reclaimable space if needed.
+    /// Admits an operation writing `node_bytes` (`ubifs_budget_space`,
+    /// budget.c): when it does not fit, `make_free_space` and try again
+    /// while that makes progress; when it gives up, one more try, then
+    /// ENOSPC.
     ///
     /// After an ENOSPC, further non-deletion requests fail at once until a
     /// deletion is admitted or budgeted pages are released (UBIFS's
@@ -85,30 +87,101 @@ impl Fs {
             self.counters.enospc += 1;
             return Err(Errno::ENOSPC.into());
         }
-        let r = self.budget_check(node_bytes, deletion);
+        let r = self.budget_space(node_bytes, deletion);
         self.nospace = r.is_err() && !deletion;
         r
     }
 
-    fn budget_check(&mut self, node_bytes: u64, deletion: bool) -> FsResult<()> {
-        let maxn = self.geo.max_node_bytes() as u64;
-        let switches = node_bytes / (self.geo.leb_bytes as u64 - maxn) + 2;
-        let need = node_bytes + switches * maxn + self.geo.min_io as u64 + self.reserved_bytes;
-        if self.reclaimable_bytes() >= need + self.reserve_bytes(deletion) {
-            return Ok(());
-        }
-        self.commit()?;
-        if self.reclaimable_bytes() >= need + self.reserve_bytes(deletion) {
-            return Ok(());
-        }
-        if !self.hot.buds.is_empty() {
-            // Hot buds become reclaimable only when the hot journal commits.
-            self.commit_full()?;
-            if self.reclaimable_bytes() >= need + self.reserve_bytes(deletion) {
+    fn budget_space(&mut self, node_bytes: u64, deletion: bool) -> FsResult<()> {
+        let mut retried = false;
+        loop {
+            if self.budget_fits(node_bytes, deletion) {
                 return Ok(());
             }
+            if self.make_free_space()? {
+                continue;
+            }
+            if !retried {
+                // "-ENOSPC, but anyway try once again"
+                retried = true;
+                continue;
+            }
+            self.counters.enospc += 1;
+            return Err(Errno::ENOSPC.into());
         }
-        self.counters.enospc += 1;
-        Err(Errno::ENOSPC.into())
+    }
+
+    /// Whether an operation writing `node_bytes` fits the budget now
+    /// (`do_budget_space`'s test, in flashfs's arithmetic).
+    pub(crate) fn budget_fits(&self, node_bytes: u64, deletion: bool) -> bool {
+        let maxn = self.geo.max_node_bytes() as u64;
+        let switches = node_bytes / (self.geo.leb_bytes as u64 - maxn) + 2;
+        let need = node_bytes + switches * maxn + self.geo.min_io as u64;
+        self.headroom(deletion) >= need as i64
+    }
+
+    /// Bytes the budget can still hand out: reclaimable space less the
+    /// reserves and the space promised to dirty pages (UBIFS's liability).
+    fn headroom(&self, deletion: bool) -> i64 {
+        self.reclaimable_bytes() as i64 - self.reserve_bytes(deletion) as i64 - self.reserved_bytes as i64
+    }
+
+    /// `make_free_space` (budget.c) with nothing to write back (the page
+    /// cache runs its own `shrink_liability` first, `flashlab-vfs`): up to
+    /// `MAX_MKSPC_RETRIES` + 1 rounds of `run_gc`, and when GC cannot help,
+    /// `ubifs_run_commit`. True when space was made (try again).
+    pub(crate) fn make_free_space(&mut self) -> FsResult<bool> {
+        for _ in 0..=MAX_MKSPC_RETRIES {
+            if self.run_gc()? {
+                return Ok(true);
+            }
+            self.space_commit()?;
+        }
+        Ok(false)
+    }
+
+    /// `run_gc` (budget.c → `ubifs_garbage_collect(c, 1)`): true when it
+    /// made space the budget counts. One difference first: UBIFS's budget
+    /// counts the free and dirty space of every LEB at once, buds of the
+    /// open journal included; flashfs's counts a bud's only after the
+    /// commit that ends it. So when closed buds hold such space, the commit
+    /// that makes it count comes before any GC (UBIFS needs no work for it).
+    /// GC then frees one LEB; it counts as progress only if the budget
+    /// gained by it (flashfs's budget counts dirty space as available less
+    /// `min_io` per LEB where UBIFS subtracts dark space, so a freed LEB may
+    /// gain nothing here).
+    pub(crate) fn run_gc(&mut self) -> FsResult<bool> {
+        let before = self.headroom(false);
+        if self.closed_buds_hold_space() {
+            self.space_commit()?;
+            if self.headroom(false) > before {
+                return Ok(true);
+            }
+        }
+        Ok(self.gc_once()? && self.headroom(false) > before)
+    }
+
+    /// Whether a bud no head writes to has free or dirty space beyond a
+    /// page (which the budget counts once a commit ends the bud).
+    fn closed_buds_hold_space(&self) -> bool {
+        let io = self.geo.min_io;
+        (self.geo.main_first..self.geo.leb_count).any(|l| {
+            let p = self.lp[l as usize];
+            p.flags & F_BUD != 0 && p.free + p.dirty > io && !self.heads.iter().any(|h| h.lnum == Some(l))
+        })
+    }
+
+    /// The commit of `make_free_space`: `ubifs_run_commit` (nothing when
+    /// there is nothing to commit); with a delayed hot journal holding buds,
+    /// a full commit, since hot buds become reclaimable only then.
+    pub(crate) fn space_commit(&mut self) -> FsResult<()> {
+        if self.hot.buds.is_empty() {
+            self.run_commit()
+        } else {
+            self.commit_full()
+        }
     }
 }
+
+/// budget.c: how many more times `make_free_space` repeats its round.
+const MAX_MKSPC_RETRIES: u32 = 3;

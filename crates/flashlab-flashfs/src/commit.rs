@@ -5,7 +5,7 @@
 //! it is on flash the old master, index, LPT, orphans and log stay intact.
 
 use crate::error::FsResult;
-use crate::fs::{Fs, Lprops, F_INDEX, HEADS};
+use crate::fs::{Fs, Lprops, F_BUD, F_INDEX, F_TAKEN, HEADS};
 use crate::layout::MST_LNUMS;
 use crate::node::{Loc, LptNode, MstNode, Node, G_NONE};
 use flashlab_mtd::Cause;
@@ -43,13 +43,32 @@ impl Fs {
     /// delayed hot journal is waiting. `ubifs_run_commit` then writes
     /// nothing.
     pub(crate) fn nothing_to_commit(&self) -> bool {
-        self.tnc.dirty_count() == 0 && !self.lp.any_changed() && self.hot.overlay.is_empty() && self.hot.buds.is_empty()
+        self.index_and_lpt_clean() && self.hot.overlay.is_empty() && self.hot.buds.is_empty()
+    }
+
+    /// [`Fs::nothing_to_commit`] for a scheduled commit ([`Fs::commit`]):
+    /// a waiting delayed hot journal counts only when it is due.
+    pub(crate) fn nothing_to_commit_scheduled(&self) -> bool {
+        self.nothing_to_commit() || (self.index_and_lpt_clean() && !self.hot_commit_due())
+    }
+
+    /// `ubifs_run_commit` (commit.c) → `do_commit`, which writes nothing
+    /// when `nothing_to_commit`.
+    pub(crate) fn run_commit(&mut self) -> FsResult<()> {
+        if self.nothing_to_commit_scheduled() {
+            return Ok(());
+        }
+        self.commit()
+    }
+
+    fn index_and_lpt_clean(&self) -> bool {
+        self.tnc.dirty_count() == 0 && !self.lp.any_changed()
     }
 
     pub(crate) fn do_commit(&mut self, force_full: bool) -> FsResult<()> {
         let full = force_full || self.hot_commit_due();
         self.sync_heads()?;
-        self.gc_start_commit()?;
+        self.gc_start_commit(full)?;
         if full {
             self.apply_overlay();
         }
@@ -94,19 +113,46 @@ impl Fs {
     /// `ubifs_gc_start_commit` (gc.c): every freeable non-index LEB (all its
     /// space free or dirty, some of it dirty) is unmapped now and becomes
     /// free; the write buffers were synced just before (`do_commit`), so
-    /// the nodes that made its nodes obsolete are on flash.
-    fn gc_start_commit(&mut self) -> FsResult<()> {
-        let freeable: Vec<u32> = self
-            .lp
-            .empties()
+    /// the nodes that made its nodes obsolete are on flash. UBIFS's LEB
+    /// properties know no buds (`ubifs_categorize_lprops` puts every
+    /// untaken LEB with only free and dirty space in `LPROPS_FREEABLE`), and
+    /// the dirt of a node is added when the index drops it (`ubifs_add_dirt`
+    /// from `tnc_delete`/`ubifs_tnc_add`, at journal time): so a closed bud
+    /// whose nodes all died in this journal is freed by this commit, not the
+    /// next. Open heads (`LPROPS_TAKEN`) and the buds of a delayed hot
+    /// journal (re-referenced by the new log) stay.
+    fn gc_start_commit(&mut self, full: bool) -> FsResult<()> {
+        let leb = self.geo.leb_bytes;
+        let mut keep: Vec<u32> = self.heads.iter().filter_map(|h| h.lnum).collect();
+        if !full {
+            keep.extend(self.hot_bud_lebs());
+        }
+        let closed_buds = (self.geo.main_first..self.geo.leb_count).filter(|l| {
+            let p = self.lp[*l as usize];
+            p.flags & F_BUD != 0 && p.flags & F_TAKEN == 0 && p.free + p.dirty == leb && !keep.contains(l)
+        });
+        let empties = self.lp.empties().filter(|l| self.is_empty_leb(*l));
+        // With the delayed hot commit (seed 000, not UBIFS) the committed
+        // index may still point at nodes whose dirt the hot overlay already
+        // counted; closed buds then wait for the commit after the one that
+        // ends them, as before.
+        let delayed = self.cfg.delay_on();
+        let closed_buds = closed_buds.filter(|_| !delayed);
+        let freeable: Vec<u32> = closed_buds
+            .chain(empties)
             .filter(|l| {
                 let p = self.lp[*l as usize];
-                p.dirty > 0 && p.flags & F_INDEX == 0 && self.is_empty_leb(*l)
+                p.dirty > 0 && p.flags & F_INDEX == 0 && self.idx_head.lnum != Some(*l)
             })
             .collect();
         for l in freeable {
             self.unmap(l, Cause::Gc)?;
-            self.lp.set(l, Lprops { free: self.geo.leb_bytes, dirty: 0, flags: 0 });
+            // A bud keeps its flag until `clear_buds`, after the index is
+            // written: the last master's log still references it, so this
+            // commit's index must not go into it (a cut before the new
+            // master would replay index nodes as a bud).
+            let flags = self.lp[l as usize].flags & F_BUD;
+            self.lp.set(l, Lprops { free: self.geo.leb_bytes, dirty: 0, flags });
             self.vmap.clear_leb(l);
             self.counters.commit_unmaps += 1;
         }

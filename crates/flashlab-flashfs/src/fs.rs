@@ -217,6 +217,11 @@ impl Fs {
         self.geo
     }
 
+    /// Bytes waiting in each journal head's write buffer (base, data, GC, …).
+    pub fn wbuf_bytes(&self) -> Vec<usize> {
+        self.heads.iter().map(|h| h.wbuf.len()).collect()
+    }
+
     /// Index height and node count.
     pub fn index_shape(&self) -> (usize, usize) {
         (self.tnc.height(), self.tnc.znodes().len())

@@ -67,7 +67,9 @@ impl Fs {
         if size > crate::api::MAX_FILE_BYTES {
             return Err(Errno::EFBIG.into());
         }
-        self.budget(crate::node::INO_NODE_BYTES as u64, true)?;
+        // `ubifs_write_inode` (writeback) budgets nothing: UBIFS took the
+        // inode's budget when it was dirtied (`ubifs_write_begin`'s
+        // `dirtied_ino`); here the dirty pages' budget covers it.
         let ino = crate::node::InoNode { size, ..self.inode(inum)? };
         self.write_inode(&ino)?;
         self.counters.ops += 1;
@@ -77,6 +79,7 @@ impl Fs {
 
 impl FileSystem for Fs {
     type Error = FsError;
+    const MAKE_FREE_SPACE: bool = true;
 
     fn errno(e: &FsError) -> Errno {
         e.errno()
@@ -162,13 +165,30 @@ impl FileSystem for Fs {
         self.run(|fs| fs.do_write_inode(inum, size))
     }
 
+    /// The test of `ubifs_budget_space` only: the page cache runs
+    /// `make_free_space` (its `shrink_liability`, then [`Fs::run_gc`] and
+    /// the commit below) and retries.
     fn reserve_pages(&mut self, pages: u64) -> FsResult<()> {
         let bytes = pages * self.page_budget_bytes();
         self.run(|fs| {
-            fs.budget(bytes, false)?;
+            if !fs.budget_fits(bytes, false) {
+                return Err(Errno::ENOSPC.into());
+            }
             fs.reserved_bytes += bytes;
             Ok(())
         })
+    }
+
+    fn no_space(&mut self) {
+        self.counters.enospc += 1;
+    }
+
+    fn run_gc(&mut self) -> FsResult<bool> {
+        self.run(|fs| fs.run_gc())
+    }
+
+    fn run_commit(&mut self) -> FsResult<()> {
+        self.run(|fs| fs.space_commit())
     }
 
     fn release_pages(&mut self, pages: u64) {

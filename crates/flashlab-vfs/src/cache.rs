@@ -18,6 +18,10 @@ use std::collections::BTreeSet;
 const PAGE: usize = PAGE_BYTES as usize;
 /// Frames are allocated this many at a time.
 const CHUNK_PAGES: usize = 256;
+/// budget.c: rounds `make_free_space` repeats after the first.
+const MAX_MKSPC_RETRIES: u32 = 3;
+/// budget.c: dirty pages `shrink_liability` writes back per round.
+const NR_TO_WRITE: u64 = 16;
 
 /// What the page cache did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -335,21 +339,60 @@ impl<F: FileSystem> PageCache<F> {
         Ok(data.len())
     }
 
-    /// Reserves flash space for `pages` newly dirtied pages; on ENOSPC with
-    /// dirty pages in the cache, writes them back and commits, then tries
-    /// once more (`make_free_space` → `shrink_liability`, budget.c).
+    /// Reserves flash space for `pages` newly dirtied pages. With
+    /// [`FileSystem::MAKE_FREE_SPACE`], as `ubifs_budget_space` (budget.c)
+    /// does: on ENOSPC, `make_free_space`
+    /// and try again while it makes progress; when it gives up, one more
+    /// try ("-ENOSPC, but anyway try once again"), then ENOSPC.
     fn reserve(&mut self, pages: u64) -> Result<(), F::Error> {
         if pages == 0 {
             return Ok(());
         }
-        match self.fs.reserve_pages(pages) {
-            Err(e) if F::errno(&e) == Errno::ENOSPC && self.dirty_pages > 0 => {
-                self.write_back_all(Reason::Sync)?;
-                self.fs.commit()?;
-                self.fs.reserve_pages(pages)
-            }
-            r => r,
+        if !F::MAKE_FREE_SPACE {
+            return match self.fs.reserve_pages(pages) {
+                Err(e) if F::errno(&e) == Errno::ENOSPC && self.dirty_pages > 0 => {
+                    self.write_back_all(Reason::Sync)?;
+                    self.fs.commit()?;
+                    self.fs.reserve_pages(pages)
+                }
+                r => r,
+            };
         }
+        let mut retried = false;
+        loop {
+            let e = match self.fs.reserve_pages(pages) {
+                Err(e) if F::errno(&e) == Errno::ENOSPC => e,
+                r => return r,
+            };
+            if self.make_free_space()? {
+                continue;
+            }
+            if retried {
+                self.fs.no_space();
+                return Err(e);
+            }
+            retried = true;
+        }
+    }
+
+    /// `make_free_space` (budget.c): up to `MAX_MKSPC_RETRIES` + 1 rounds of
+    /// `shrink_liability` (write back `NR_TO_WRITE` dirty pages, oldest
+    /// inodes first: progress if the liability shrank), else the file
+    /// system's `run_gc` (progress if it made space), else
+    /// `ubifs_run_commit`. True when space was made.
+    fn make_free_space(&mut self) -> Result<bool, F::Error> {
+        for _ in 0..=MAX_MKSPC_RETRIES {
+            let liability = self.dirty_pages;
+            self.shrink_liability(NR_TO_WRITE)?;
+            if self.dirty_pages < liability {
+                return Ok(true);
+            }
+            if self.fs.run_gc()? {
+                return Ok(true);
+            }
+            self.fs.run_commit()?;
+        }
+        Ok(false)
     }
 
     /// Copies `data` into the page cache at `offset` (pages budgeted: `budget`).
@@ -477,6 +520,7 @@ impl<F: FileSystem> PageCache<F> {
 
 impl<F: FileSystem> FileSystem for PageCache<F> {
     type Error = F::Error;
+    const MAKE_FREE_SPACE: bool = F::MAKE_FREE_SPACE;
 
     fn errno(e: &F::Error) -> Errno {
         F::errno(e)
@@ -623,6 +667,18 @@ impl<F: FileSystem> FileSystem for PageCache<F> {
 
     fn fsync_begin(&mut self, inum: u32, dirty_pages: u64) {
         self.fs.fsync_begin(inum, dirty_pages)
+    }
+
+    fn run_gc(&mut self) -> Result<bool, F::Error> {
+        self.fs.run_gc()
+    }
+
+    fn run_commit(&mut self) -> Result<(), F::Error> {
+        self.fs.run_commit()
+    }
+
+    fn no_space(&mut self) {
+        self.fs.no_space()
     }
 
     fn device_busy_ns(&self) -> u64 {

@@ -100,6 +100,24 @@ pub trait FileSystem {
     fn reserve_pages(&mut self, _pages: u64) -> Result<(), Self::Error> {
         Ok(())
     }
+    /// Whether a failed reservation runs UBIFS's `make_free_space`
+    /// (writeback in steps, [`FileSystem::run_gc`], commits); otherwise the
+    /// cache writes everything back, commits once and tries once more.
+    const MAKE_FREE_SPACE: bool = false;
+    /// `run_gc` (UBIFS budget.c) when a reservation failed and writeback
+    /// did not shrink the liability: true when it made space the budget
+    /// counts. Default: nothing to collect.
+    fn run_gc(&mut self) -> Result<bool, Self::Error> {
+        Ok(false)
+    }
+    /// The commit of `make_free_space` (`ubifs_run_commit`: nothing when
+    /// there is nothing to commit). Default: [`FileSystem::commit`].
+    fn run_commit(&mut self) -> Result<(), Self::Error> {
+        self.commit()
+    }
+    /// A reservation failed for good (`ubifs_budget_space` sets
+    /// `c->bi.nospace`). Default: nothing.
+    fn no_space(&mut self) {}
     /// Called by fsync before it writes the file's `dirty_pages` dirty
     /// pages back (F2FS sets `FI_NEED_IPU` here); default: nothing.
     fn fsync_begin(&mut self, _inum: u32, _dirty_pages: u64) {}

@@ -73,6 +73,21 @@ impl<F: FileSystem> PageCache<F> {
         Ok(())
     }
 
+    /// `shrink_liability` (budget.c → `writeback_inodes_sb_nr`): writes back
+    /// whole dirty inodes, oldest first, until `nr_to_write` pages are
+    /// written (an inode's pages are written together, as
+    /// `writeback_sb_inodes` does).
+    pub(crate) fn shrink_liability(&mut self, nr_to_write: u64) -> Result<(), F::Error> {
+        let goal = self.dirty_pages.saturating_sub(nr_to_write);
+        for inum in self.dirty_inodes(None) {
+            if self.dirty_pages <= goal {
+                break;
+            }
+            self.write_back_inode(inum, Reason::Pressure)?;
+        }
+        Ok(())
+    }
+
     /// Writes back every dirty inode, oldest first.
     pub(crate) fn write_back_all(&mut self, why: Reason) -> Result<(), F::Error> {
         for inum in self.dirty_inodes(None) {

@@ -45,25 +45,105 @@ fn statfs_of_an_empty_volume_is_ubifs_formula_on_two_geometries() {
 
 #[test]
 fn commit_unmaps_obsolete_lebs() {
-    let mut fs = fs_on(128, 64, 2048, FsSettings { compression: Compression::None, ..FsSettings::default() });
+    let cfg = FsSettings { compression: Compression::None, journal_max_buds: 16, ..FsSettings::default() };
+    let mut fs = fs_on(128, 64, 2048, cfg);
     let fd = fs.create("/big").unwrap();
     fs.write(fd, 0, &data(600_000, 1)).unwrap();
     fs.fsync(fd).unwrap();
     fs.close(fd).unwrap();
-    fs.commit_all().unwrap();
     let (e0, u0) = (fs.stats().erases, fs.stats().fs.commit_unmaps);
     fs.unlink("/big").unwrap();
+    // The file was written and deleted within one journal (no commit since
+    // format): its LEBs are buds. One commit (the sync's, `ubifs_sync_fs`)
+    // frees them: the deleted nodes' dirt is in the LEB properties from
+    // the unlink on (`ubifs_add_dirt` at journal time), and a LEB with only
+    // free and dirty space is freeable whether or not it is a bud.
+    let c0 = fs.stats().commits;
     fs.sync().unwrap();
-    // The deleted nodes' space counts as dirty in the LEB properties from
-    // this commit on; the next commit finds those LEBs freeable.
-    fs.commit_now().unwrap();
-    fs.commit_now().unwrap();
+    assert_eq!(fs.stats().commits, c0 + 1, "sync commits");
     let (e1, u1) = (fs.stats().erases, fs.stats().fs.commit_unmaps);
-    // 600 000 bytes fill at least four 124 KiB LEBs, all obsolete now: the
-    // commit unmaps them (ubifs_gc_start_commit) without any GC.
-    assert!(u1 - u0 >= 4, "{u0} -> {u1}");
+    // 600 000 bytes of data nodes (147 × 4 144 bytes: 31 per 129 024-byte
+    // LEB) fill 4 LEBs whole and part of a fifth, all obsolete now: the
+    // commit unmaps the 4 whole ones (ubifs_gc_start_commit) without any
+    // GC; the fifth also holds the base head's or live nodes.
+    assert_eq!(u1 - u0, 4, "{u0} -> {u1}");
     assert!(e1 - e0 >= u1 - u0, "each unmap is an erase: {e0} -> {e1}");
     assert_eq!(fs.stats().gc_runs, 0);
+    // A second commit finds nothing more to free.
+    fs.commit_now().unwrap();
+    assert_eq!(fs.stats().fs.commit_unmaps, u1);
+    fs.check_invariants().unwrap();
+}
+
+/// `ubifs_sync_fs` (super.c): sync(2) syncs the write buffers and runs
+/// `ubifs_run_commit`, which commits unless `nothing_to_commit`.
+#[test]
+fn sync_commits_unless_nothing_changed() {
+    let cfg = FsSettings { compression: Compression::None, page_cache: false, ..FsSettings::default() };
+    let mut fs = fs_on(256, 64, 2048, cfg);
+    let fd = fs.create("/a").unwrap();
+    fs.write(fd, 0, &data(10_000, 1)).unwrap();
+    let (c0, (e0, log0, meta0)) = (fs.stats().commits, nand_counts(fs.ubi().nand()));
+    fs.sync().unwrap();
+    let (c1, (e1, log1, meta1)) = (fs.stats().commits, nand_counts(fs.ubi().nand()));
+    // One commit: the commit-start page in the next log LEB, the master in
+    // both master LEBs, and `ubifs_log_post_commit` unmaps the log LEB of
+    // format's commit (the same figures as the unmount's commit).
+    assert_eq!((c1 - c0, e1 - e0, log1 - log0, meta1 - meta0), (1, 1, 1, 2));
+    assert_eq!(fs.wbuf_bytes().iter().sum::<usize>(), 0, "every write buffer synced");
+    // Nothing written since: `nothing_to_commit`, so sync writes nothing.
+    let p1 = fs.stats().pages_programmed_total;
+    fs.sync().unwrap();
+    assert_eq!((fs.stats().commits, fs.stats().pages_programmed_total, fs.stats().erases), (c1, p1, e1));
+    // A read changes nothing either; a write does.
+    assert_eq!(fs.read(fd, 0, 10).unwrap(), data(10, 1));
+    fs.sync().unwrap();
+    assert_eq!(fs.stats().commits, c1);
+    fs.write(fd, 0, &data(10, 2)).unwrap();
+    fs.sync().unwrap();
+    assert_eq!(fs.stats().commits, c1 + 1);
+}
+
+/// Bytes a rename leaves in the base head's write buffer, after a sync.
+fn rename_bytes(fs: &mut Fs, from: &str, to: &str) -> usize {
+    fs.sync().unwrap();
+    assert_eq!(fs.wbuf_bytes()[0], 0);
+    fs.rename(from, to).unwrap();
+    fs.wbuf_bytes()[0]
+}
+
+/// `ubifs_jnl_rename` (journal.c) writes one group to the base head: the
+/// new entry, the deletion entry of the old name, the replaced target's
+/// inode, the old directory's inode and, when moving, the new directory's;
+/// `do_rename` (dir.c) then marks the renamed inode dirty (ctime), which
+/// writeback writes (`ubifs_jnl_write_inode`). Node sizes: an entry with a
+/// one-letter name 56 + 1 + NUL → 64 bytes, an inode 160.
+#[test]
+fn rename_writes_the_inodes_ubifs_jnl_rename_writes() {
+    let cfg = FsSettings { compression: Compression::None, page_cache: false, ..FsSettings::default() };
+    let mut fs = fs_on(256, 64, 2048, cfg);
+    for (p, seed) in [("/a", 3), ("/c", 4)] {
+        let fd = fs.create(p).unwrap();
+        fs.write(fd, 0, &data(100, seed)).unwrap();
+        fs.close(fd).unwrap();
+    }
+    fs.mkdir("/d").unwrap();
+    fs.mkdir("/e").unwrap();
+    let fd = fs.create("/d/x").unwrap();
+    fs.close(fd).unwrap();
+    // Same directory, no target: 2 entries, the directory, the renamed inode.
+    assert_eq!(rename_bytes(&mut fs, "/a", "/b"), 64 + 64 + 160 + 160);
+    // Replacing /c: + the target's inode (nlink 0).
+    assert_eq!(rename_bytes(&mut fs, "/b", "/c"), 64 + 64 + 160 + 160 + 160);
+    // Moving between directories: both directories' inodes.
+    assert_eq!(rename_bytes(&mut fs, "/d/x", "/e/y"), 64 + 64 + 160 + 160 + 160);
+    // Each entry and inode above is in the index once; the replaced file
+    // and the old names are gone.
+    assert_eq!(fs.readdir("/").unwrap().len(), 3);
+    assert!(fs.stat("/a").is_err() && fs.stat("/b").is_err() && fs.stat("/d/x").is_err());
+    let fd = fs.open("/c").unwrap();
+    assert_eq!(fs.read(fd, 0, 200).unwrap(), data(100, 3));
+    assert!(fs.stat("/e/y").is_ok());
     fs.check_invariants().unwrap();
 }
 
@@ -296,4 +376,50 @@ fn scripted_workload_programs_erases_and_commits_match_ubifs() {
     assert_eq!(st.pages_programmed.get(Cause::Base) - base3, 1);
     assert_eq!(st.pages_programmed.get(Cause::Log) - c3[2], 1, "one commit");
     assert_eq!(st.erases.total() - e3, 1);
+}
+
+/// Under the page cache, a refused reservation runs `make_free_space` as
+/// `ubifs_budget_space` does (budget.c): `shrink_liability` writes back
+/// `NR_TO_WRITE` = 16 dirty pages (whole inodes, oldest first) and the
+/// reservation is tried again after each step that shrank the liability;
+/// only when writeback cannot help does the file system GC and commit.
+/// Writing a page back turns its budget (a maximal data node) into a data
+/// node in a bud, which neither UBIFS's budget nor flashfs's gains much
+/// from, so near full the liability drains step by step and then one commit
+/// makes room for many more writes: far fewer commits than writes, one
+/// ENOSPC at the end, every accepted file intact.
+#[test]
+fn page_cache_near_full_makes_free_space_as_ubifs() {
+    let cfg = FsSettings { compression: Compression::None, ..FsSettings::default() };
+    let fs = fs_on(64, 64, 2048, cfg);
+    let mut c = PageCache::<Fs>::wrap(fs);
+    let mut files = 0u32;
+    let commits0 = c.inner().stats().commits;
+    loop {
+        let path = format!("/f{files}");
+        let fd = c.create(&path).unwrap();
+        let r = c.write(fd, 0, &data(4096, files as u8));
+        c.close(fd).unwrap();
+        match r {
+            Ok(_) => files += 1,
+            Err(e) => {
+                assert_eq!(e.errno(), Errno::ENOSPC);
+                break;
+            }
+        }
+    }
+    let st = c.stats().clone();
+    assert!(st.pages_written_pressure > 0 && st.pages_written_background == 0, "{st:?}");
+    assert_eq!(st.pages_written_pressure, st.inodes_written, "one-page inodes, written whole: {st:?}");
+    let commits = c.inner().stats().commits - commits0;
+    assert!(files > 1000, "the volume takes {files} files");
+    assert!(commits * 16 < files as u64, "{commits} commits for {files} files");
+    assert_eq!(c.inner().stats().fs.enospc, 1, "one refused write");
+    c.sync().unwrap_or_else(|e| panic!("{e}: {:?} {:?}", c.inner().stats().fs, c.stats()));
+    for i in (0..files).step_by(97) {
+        let fd = c.open(&format!("/f{i}")).unwrap();
+        assert_eq!(c.read(fd, 0, 8192).unwrap(), data(4096, i as u8));
+        c.close(fd).unwrap();
+    }
+    c.inner_mut().check_invariants().unwrap();
 }
