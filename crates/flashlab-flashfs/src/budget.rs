@@ -94,11 +94,16 @@ impl Fs {
 
     fn budget_space(&mut self, node_bytes: u64, deletion: bool) -> FsResult<()> {
         let mut retried = false;
+        let mut again = 0;
         loop {
             if self.budget_fits(node_bytes, deletion) {
                 return Ok(());
             }
-            if self.make_free_space()? {
+            // flashfs's guard: UBIFS's arithmetic makes every EAGAIN a real
+            // gain; flashfs's may gain a few bytes per GC or commit, so at
+            // most MAX_SPACE_AGAIN of them per operation.
+            if again < MAX_SPACE_AGAIN && self.make_free_space()? {
+                again += 1;
                 continue;
             }
             if !retried {
@@ -158,6 +163,12 @@ impl Fs {
                 return Ok(true);
             }
         }
+        // A victim whose live nodes need a new GC-head LEB costs the budget
+        // that LEB (flashfs does not count the GC head's free space), so
+        // only a victim that fits the GC head can gain: GC only then.
+        if !self.gc_victim_fits_head() {
+            return Ok(false);
+        }
         Ok(self.gc_once()? && self.headroom(false) > before)
     }
 
@@ -175,6 +186,9 @@ impl Fs {
     /// there is nothing to commit); with a delayed hot journal holding buds,
     /// a full commit, since hot buds become reclaimable only then.
     pub(crate) fn space_commit(&mut self) -> FsResult<()> {
+        if self.nothing_to_commit() {
+            return Ok(());
+        }
         if self.hot.buds.is_empty() {
             self.run_commit()
         } else {
@@ -185,3 +199,6 @@ impl Fs {
 
 /// budget.c: how many more times `make_free_space` repeats its round.
 const MAX_MKSPC_RETRIES: u32 = 3;
+/// Space-making retries one operation may take (flashfs's guard, see
+/// `budget_space`); the page cache keeps the same bound.
+const MAX_SPACE_AGAIN: u32 = 4;

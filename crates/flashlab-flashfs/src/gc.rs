@@ -18,6 +18,16 @@ impl Fs {
         self.lp.gc_candidates().find(|l| !self.heads.iter().any(|h| h.lnum == Some(*l)))
     }
 
+    /// Whether the next victim's live nodes fit the GC head's free room
+    /// (GC then needs no new LEB).
+    pub(crate) fn gc_victim_fits_head(&self) -> bool {
+        let Some(v) = self.gc_victim() else { return false };
+        let p = self.lp[v as usize];
+        let live = self.geo.leb_bytes - p.free - p.dirty;
+        let room = self.heads[GC].lnum.map_or(0, |_| self.geo.leb_bytes - self.heads[GC].end());
+        live <= room
+    }
+
     /// Collects victims until about one LEB is reclaimed, then syncs the
     /// heads once and unmaps them. Ok(false) when nothing is worth it.
     pub(crate) fn gc_once(&mut self) -> FsResult<bool> {

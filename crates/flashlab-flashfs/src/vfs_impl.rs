@@ -171,7 +171,9 @@ impl FileSystem for Fs {
     fn reserve_pages(&mut self, pages: u64) -> FsResult<()> {
         let bytes = pages * self.page_budget_bytes();
         self.run(|fs| {
-            if !fs.budget_fits(bytes, false) {
+            // `c->bi.nospace` (set when a reservation failed for good,
+            // cleared by any release) fails at once, as in ubifs_budget_space.
+            if fs.nospace || !fs.budget_fits(bytes, false) {
                 return Err(Errno::ENOSPC.into());
             }
             fs.reserved_bytes += bytes;
@@ -181,6 +183,7 @@ impl FileSystem for Fs {
 
     fn no_space(&mut self) {
         self.counters.enospc += 1;
+        self.nospace = true;
     }
 
     fn run_gc(&mut self) -> FsResult<bool> {

@@ -22,6 +22,17 @@ const CHUNK_PAGES: usize = 256;
 const MAX_MKSPC_RETRIES: u32 = 3;
 /// budget.c: dirty pages `shrink_liability` writes back per round.
 const NR_TO_WRITE: u64 = 16;
+/// GC/commit progress one reservation may take (see `reserve`).
+const MAX_SPACE_AGAIN: u32 = 4;
+
+/// What a `make_free_space` achieved.
+enum Progress {
+    /// Writeback shrank the liability.
+    Shrunk,
+    /// The file system's GC or commit made space.
+    Space,
+    None,
+}
 
 /// What the page cache did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -359,13 +370,22 @@ impl<F: FileSystem> PageCache<F> {
             };
         }
         let mut retried = false;
+        let mut again = 0;
         loop {
             let e = match self.fs.reserve_pages(pages) {
                 Err(e) if F::errno(&e) == Errno::ENOSPC => e,
                 r => return r,
             };
-            if self.make_free_space()? {
-                continue;
+            // Writeback always shrinks the liability for real; GC and
+            // commits count as progress at most MAX_SPACE_AGAIN times per
+            // reservation (the file system's budget may gain only bytes).
+            match self.make_free_space()? {
+                Progress::Shrunk => continue,
+                Progress::Space if again < MAX_SPACE_AGAIN => {
+                    again += 1;
+                    continue;
+                }
+                _ => {}
             }
             if retried {
                 self.fs.no_space();
@@ -379,20 +399,20 @@ impl<F: FileSystem> PageCache<F> {
     /// `shrink_liability` (write back `NR_TO_WRITE` dirty pages, oldest
     /// inodes first: progress if the liability shrank), else the file
     /// system's `run_gc` (progress if it made space), else
-    /// `ubifs_run_commit`. True when space was made.
-    fn make_free_space(&mut self) -> Result<bool, F::Error> {
+    /// `ubifs_run_commit`.
+    fn make_free_space(&mut self) -> Result<Progress, F::Error> {
         for _ in 0..=MAX_MKSPC_RETRIES {
             let liability = self.dirty_pages;
             self.shrink_liability(NR_TO_WRITE)?;
             if self.dirty_pages < liability {
-                return Ok(true);
+                return Ok(Progress::Shrunk);
             }
             if self.fs.run_gc()? {
-                return Ok(true);
+                return Ok(Progress::Space);
             }
             self.fs.run_commit()?;
         }
-        Ok(false)
+        Ok(Progress::None)
     }
 
     /// Copies `data` into the page cache at `offset` (pages budgeted: `budget`).
