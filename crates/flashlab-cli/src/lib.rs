@@ -21,6 +21,7 @@ pub mod observe;
 pub mod output;
 pub mod plot;
 pub mod report;
+pub mod repro_check;
 pub mod repro_fscmp;
 pub mod repro_fscmp_kernel;
 pub mod repro_fscmp_report;

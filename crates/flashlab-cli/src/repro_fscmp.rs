@@ -217,7 +217,7 @@ pub fn card(plan: &Plan) -> anyhow::Result<(flashlab_config::RawConfig, flashlab
 /// tells the card the data is dead, which the patch did not).
 pub fn block2mtd_settings(ssd: &flashlab_sim::Settings) -> Block2MtdSettings {
     let unit_mib = 8;
-    let logical_mib = ssd.ftl.logical_pages * ssd.page_bytes() >> 20;
+    let logical_mib = (ssd.ftl.logical_pages * ssd.page_bytes()) >> 20;
     Block2MtdSettings {
         erase_kib: unit_mib as u32 * 1024,
         page_bytes: ssd.page_bytes() as u32,

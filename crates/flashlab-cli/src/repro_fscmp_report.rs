@@ -4,6 +4,7 @@
 
 use crate::output::write_json;
 use crate::plot;
+use crate::repro_check::{measured, tally, Check};
 use crate::repro_fscmp::{FsRow, Measurements, Plan, ScalingPoint, ROWS};
 use anyhow::Context;
 use serde::Serialize;
@@ -57,27 +58,9 @@ pub struct Report<'a> {
     pub measurements: &'a Measurements,
 }
 
-#[derive(Clone)]
-struct Check {
-    text: String,
-    held: bool,
-}
-
 fn claim(id: &'static str, article: &'static str, checks: Vec<Check>, missing: &[String]) -> Claim {
-    let (measured, verdict) = if checks.is_empty() {
-        ("–".to_string(), format!("not compared ({})", missing.join("; ")))
-    } else {
-        let held = checks.iter().filter(|c| c.held).count();
-        let v = match held {
-            h if h == checks.len() => "reproduced",
-            0 => "not reproduced",
-            _ => "partly",
-        };
-        let text: Vec<String> =
-            checks.iter().map(|c| format!("{}{}", c.text, if c.held { "" } else { " ✗" })).collect();
-        (text.join("; "), format!("{v} ({held}/{} comparisons)", checks.len()))
-    };
-    Claim { id, article, measured, verdict }
+    let verdict = if checks.is_empty() { format!("not compared ({})", missing.join("; ")) } else { tally(&checks) };
+    Claim { id, article, measured: measured(&checks), verdict }
 }
 
 /// Step `i` of the rows that ran.
@@ -302,14 +285,13 @@ fn table(m: &Measurements, plan: &Plan) -> String {
     );
     let _ = writeln!(
         s,
-        "\nSimulated seconds (in brackets: the article's, for a 500 MB tree and 6 GB of large files on the real card); tree: {} files, {} directories, {:.1} MB a copy, {} copies; large files {:.1} + {:.1} MB. Each row: {}.\n",
+        "\nSimulated seconds (in brackets: the article's, for a 500 MB tree and 6 GB of large files on the real card); tree: {} files, {} directories, {:.1} MB a copy, {} copies; large files {:.1} + {:.1} MB. Each row: see `what` in results.json.\n",
         plan.tree_files,
         plan.tree_dirs,
         plan.tree_bytes as f64 / 1e6,
         plan.spec.copies,
         plan.spec.large_file_bytes[0] as f64 / 1e6,
         plan.spec.large_file_bytes[1] as f64 / 1e6,
-        "see `what` in results.json"
     );
     s
 }

@@ -3,6 +3,7 @@
 
 use crate::output::write_json;
 use crate::plot;
+use crate::repro_check::{measured, tally, Check};
 use crate::repro_fsftl::{Plan, Run};
 use anyhow::Context;
 use serde::Serialize;
@@ -39,30 +40,11 @@ fn mean(runs: &[Run], fs: &str, ftl: &str, us: &[f64], f: impl Fn(&Run) -> Optio
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
-/// A comparison counted toward a verdict: its text and whether it held.
-struct Check {
-    text: String,
-    held: bool,
-}
-
 fn verdict(checks: &[Check], missing: &[&str]) -> String {
     if checks.is_empty() {
         return format!("not run ({} missing)", missing.join(", "));
     }
-    let held = checks.iter().filter(|c| c.held).count();
-    let v = match held {
-        h if h == checks.len() => "reproduced",
-        0 => "not reproduced",
-        _ => "partly",
-    };
-    format!("{v} ({held}/{} comparisons)", checks.len())
-}
-
-fn measured(checks: &[Check]) -> String {
-    if checks.is_empty() {
-        return "–".into();
-    }
-    checks.iter().map(|c| format!("{}{}", c.text, if c.held { "" } else { " ✗" })).collect::<Vec<_>>().join("; ")
+    tally(checks)
 }
 
 /// Throughput of `phase`, mean over every utilisation.
