@@ -369,7 +369,12 @@ impl Fs {
         if size == old {
             return Ok(());
         }
-        self.budget(BLOCK + (DATA_NODE_BYTES + TRUN_NODE_BYTES + INO_NODE_BYTES) as u64, size < old)?;
+        let bytes = BLOCK + (DATA_NODE_BYTES + TRUN_NODE_BYTES + INO_NODE_BYTES) as u64;
+        if size == 0 {
+            self.budget_deletion(bytes)?;
+        } else {
+            self.budget(bytes, size < old)?;
+        }
         let mut nodes = Vec::new();
         let edge = size.min(old);
         let b = (edge / BLOCK) as u32;
@@ -431,7 +436,7 @@ impl Fs {
             (true, true) if !self.dir_is_empty(inum) => return Err(Errno::ENOTEMPTY.into()),
             _ => {}
         }
-        self.budget((DENT_NODE_BYTES + 8 + 2 * INO_NODE_BYTES + name.len()) as u64, true)?;
+        self.budget_deletion((DENT_NODE_BYTES + 8 + 2 * INO_NODE_BYTES + name.len()) as u64)?;
         let ino = InoNode { nlink: 0, ..self.inode(inum)? };
         let del = DentNode { parent, name: name.clone(), target: 0, is_dir };
         // ubifs_jnl_update with deletion: the deletion entry, the inode

@@ -89,6 +89,24 @@ impl Fs {
         }
         let r = self.budget_space(node_bytes, deletion);
         self.nospace = r.is_err() && !deletion;
+        if is_enospc(&r) {
+            self.counters.enospc += 1;
+        }
+        r
+    }
+
+    /// The budget of a deletion: an unlink or rmdir (`ubifs_unlink`,
+    /// `ubifs_rmdir`, dir.c) or a truncation to zero (`do_truncation`,
+    /// file.c). When `ubifs_budget_space` answers ENOSPC the operation goes
+    /// ahead unbudgeted ("budgeted = 0"), so that a full file system can
+    /// always be emptied, and, having deleted something, clears the
+    /// "no space" flag (`c->bi.nospace = 0`).
+    pub(crate) fn budget_deletion(&mut self, node_bytes: u64) -> FsResult<()> {
+        let r = self.budget_space(node_bytes, true);
+        self.nospace = false;
+        if is_enospc(&r) {
+            return Ok(());
+        }
         r
     }
 
@@ -111,7 +129,6 @@ impl Fs {
                 retried = true;
                 continue;
             }
-            self.counters.enospc += 1;
             return Err(Errno::ENOSPC.into());
         }
     }
@@ -195,6 +212,10 @@ impl Fs {
             self.commit_full()
         }
     }
+}
+
+fn is_enospc(r: &FsResult<()>) -> bool {
+    matches!(r, Err(e) if e.errno() == Errno::ENOSPC)
 }
 
 /// budget.c: how many more times `make_free_space` repeats its round.

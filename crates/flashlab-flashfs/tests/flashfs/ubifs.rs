@@ -423,3 +423,61 @@ fn page_cache_near_full_makes_free_space_as_ubifs() {
     }
     c.inner_mut().check_invariants().unwrap();
 }
+
+/// A full volume can always be emptied: `ubifs_unlink` and `ubifs_rmdir`
+/// (dir.c) go ahead without a budget when `ubifs_budget_space` answers
+/// ENOSPC ("budgeted = 0"), and so does a truncation to zero
+/// (`do_truncation`, file.c). Under the page cache, with dirty pages still
+/// holding budget, every file of a volume filled to ENOSPC is removed and
+/// the freed space takes new files that survive a sync. (Filling may end
+/// with a write-back that runs out mid-operation, `enospc_late`: flashfs's
+/// budget lacks UBIFS's per-journal-head reserve, see docs/flashfs.md.)
+#[test]
+fn a_full_volume_under_the_page_cache_can_be_emptied() {
+    for pages in [1usize, 4, 16, 64] {
+        empty_a_full_volume(pages);
+    }
+}
+
+fn empty_a_full_volume(pages: usize) {
+    let cfg = FsSettings { compression: Compression::None, ..FsSettings::default() };
+    let mut c = PageCache::<Fs>::wrap(fs_on(64, 64, 2048, cfg));
+    c.mkdir("/d").unwrap();
+    let mut files = 0u32;
+    loop {
+        let r = c.create(&format!("/d/f{files}")).and_then(|fd| {
+            let r = c.write(fd, 0, &data(4096 * pages, files as u8));
+            c.close(fd).and(r)
+        });
+        match r {
+            Ok(_) => files += 1,
+            Err(e) => {
+                assert_eq!(e.errno(), Errno::ENOSPC);
+                break;
+            }
+        }
+    }
+    // One file truncated to zero (allowed) and one shrunk to a page's half.
+    c.truncate("/d/f0", 0).unwrap_or_else(|e| panic!("truncate to 0 near full: {e}"));
+    for i in 0..=files {
+        // The last name exists only if its create was admitted.
+        match c.unlink(&format!("/d/f{i}")) {
+            Err(e) if i == files && e.errno() == Errno::ENOENT => {}
+            r => r.unwrap_or_else(|e| panic!("{pages}-page files: unlink /d/f{i} of {files}: {e}")),
+        }
+    }
+    c.rmdir("/d").unwrap();
+    c.inner_mut().check_invariants().unwrap();
+    for i in 0..files / 2 {
+        let fd = c.create(&format!("/g{i}")).unwrap();
+        c.write(fd, 0, &data(4096, i as u8)).unwrap_or_else(|e| panic!("refill {i}: {e}"));
+        c.close(fd).unwrap();
+    }
+    c.sync().unwrap();
+    c.inner_mut().check_invariants().unwrap();
+    for i in (0..files / 2).step_by(31) {
+        let fd = c.open(&format!("/g{i}")).unwrap();
+        assert_eq!(c.read(fd, 0, 8192).unwrap(), data(4096, i as u8));
+        c.close(fd).unwrap();
+    }
+}
