@@ -10,6 +10,7 @@
 //! (`lru.rs`).
 
 use crate::lru::{IntMap, Lru, PageKey, PageMap};
+use crate::readahead::{self, RaRead, RaState};
 use crate::settings::CacheSettings;
 use crate::types::{DirEntry, Errno, Fd, FileSystem, Stat, StatFs, PAGE_BYTES};
 use serde::Serialize;
@@ -24,6 +25,8 @@ const MAX_MKSPC_RETRIES: u32 = 3;
 const NR_TO_WRITE: u64 = 16;
 /// GC/commit progress one reservation may take (see `reserve`).
 const MAX_SPACE_AGAIN: u32 = 4;
+/// Folios `filemap_get_read_batch` returns at most (`PAGEVEC_SIZE`).
+const READ_BATCH: u64 = 31;
 
 /// What a `make_free_space` achieved.
 enum Progress {
@@ -51,6 +54,10 @@ pub struct CacheStats {
     pub page_hits: u64,
     pub page_misses: u64,
     pub clean_evictions: u64,
+    /// Read-ahead windows read (synchronous and asynchronous) and the
+    /// pages they brought in.
+    pub readahead_windows: u64,
+    pub readahead_pages: u64,
 }
 
 /// Why pages are written back.
@@ -97,6 +104,10 @@ pub struct PageCache<F: FileSystem> {
     lru: Lru,
     pub(crate) inodes: IntMap<u32, CInode>,
     fds: IntMap<Fd, u32>,
+    /// Read-ahead state of each open file (`file->f_ra`).
+    ra: IntMap<Fd, RaState>,
+    /// Frames holding a page marked `PG_readahead`.
+    marked: Vec<bool>,
     pub(crate) dirty_pages: u64,
     pub(crate) stats: CacheStats,
 }
@@ -117,6 +128,8 @@ impl<F: FileSystem> PageCache<F> {
             lru: Lru::new(),
             inodes: IntMap::default(),
             fds: IntMap::default(),
+            ra: IntMap::default(),
+            marked: Vec::new(),
             dirty_pages: 0,
             stats: CacheStats::default(),
         }
@@ -192,6 +205,7 @@ impl<F: FileSystem> PageCache<F> {
     fn track(&mut self, fd: Fd) -> Result<u32, F::Error> {
         let st = self.fs.fstat(fd)?;
         self.fds.insert(fd, st.inum);
+        self.ra.insert(fd, RaState::default());
         let ino = self.inodes.entry(st.inum).or_insert_with(|| CInode {
             size: st.size,
             synced_size: st.size,
@@ -218,10 +232,20 @@ impl<F: FileSystem> PageCache<F> {
         }
     }
 
+    /// A free frame, its read-ahead mark cleared.
+    fn frame(&mut self) -> Result<usize, F::Error> {
+        let f = self.take_frame()?;
+        if f >= self.marked.len() {
+            self.marked.resize(f + 1, false);
+        }
+        self.marked[f] = false;
+        Ok(f)
+    }
+
     /// A free frame: a new one while memory lasts, else a reclaimed clean
     /// page; with no clean page, the oldest dirty inode is written back
     /// first (memory pressure).
-    fn frame(&mut self) -> Result<usize, F::Error> {
+    fn take_frame(&mut self) -> Result<usize, F::Error> {
         if let Some(f) = self.free.pop() {
             return Ok(f);
         }
@@ -478,21 +502,137 @@ impl<F: FileSystem> PageCache<F> {
         Ok(())
     }
 
+    /// `filemap_read`: page by page from the cache; a missing page starts
+    /// a synchronous read-ahead (`page_cache_sync_ra`), the last page of
+    /// each cached batch (`filemap_get_read_batch`, at most `READ_BATCH`
+    /// pages) an asynchronous one when it carries the read-ahead mark
+    /// (`filemap_readahead`); `prev_pos` is left just past the read.
     fn do_read(&mut self, fd: Fd, offset: u64, len: usize) -> Result<Vec<u8>, F::Error> {
         let inum = self.fd_inum(fd)?;
         let size = self.inodes.get(&inum).map_or(0, |i| i.size);
         let end = (offset + len as u64).min(size);
         let mut out = Vec::with_capacity(end.saturating_sub(offset) as usize);
+        // "last_index": the page after the read, as asked (not clipped).
+        let last = (offset + len as u64).div_ceil(PAGE_BYTES);
         let mut pos = offset;
         while pos < end {
             let index = pos / PAGE_BYTES;
-            let f = self.get_page(fd, inum, index, index * PAGE_BYTES >= size)?;
-            let s = (pos % PAGE_BYTES) as usize;
-            let e = ((end - index * PAGE_BYTES).min(PAGE_BYTES)) as usize;
-            out.extend_from_slice(&self.frame_ref(f)[s..e]);
-            pos = index * PAGE_BYTES + e as u64;
+            if !self.pages.contains_key(&(inum, index)) {
+                self.sync_readahead(fd, inum, index, last - index)?;
+            }
+            // Read the page alone if read-ahead did not (it is off).
+            let f = self.get_page(fd, inum, index, false)?;
+            let mut batch = vec![f];
+            while index + (batch.len() as u64) < last && (batch.len() as u64) < READ_BATCH {
+                let key = (inum, index + batch.len() as u64);
+                match self.pages.get(&key) {
+                    Some(&(f, _)) => batch.push(f),
+                    None => break,
+                }
+            }
+            let tail = index + batch.len() as u64 - 1;
+            let tail_frame = batch[batch.len() - 1];
+            let start_async = self.marked[tail_frame];
+            self.marked[tail_frame] = false;
+            for (k, f) in batch.into_iter().enumerate() {
+                let i = index + k as u64;
+                if pos >= end {
+                    break;
+                }
+                if k > 0 {
+                    self.stats.page_hits += 1;
+                    let dirty = self.pages.get(&(inum, i)).is_some_and(|p| p.1);
+                    self.touch_frame(f, (inum, i), dirty);
+                }
+                let s = (pos % PAGE_BYTES) as usize;
+                let e = ((end - i * PAGE_BYTES).min(PAGE_BYTES)) as usize;
+                out.extend_from_slice(&self.frame_ref(f)[s..e]);
+                pos = i * PAGE_BYTES + e as u64;
+            }
+            // The kernel starts it before copying, with the batch pinned;
+            // here the batch is copied first so that the new window's
+            // frames cannot reclaim a batch page.
+            if start_async {
+                self.async_readahead(fd, inum, tail, last - tail)?;
+            }
+        }
+        if let Some(ra) = self.ra.get_mut(&fd) {
+            if pos > offset {
+                ra.prev_pos = Some(pos);
+            }
         }
         Ok(out)
+    }
+
+    /// `page_cache_sync_ra` on a miss at page `index` of a read of `req`
+    /// pages (nothing when read-ahead is off: the page is read alone).
+    fn sync_readahead(&mut self, fd: Fd, inum: u32, index: u64, req: u64) -> Result<(), F::Error> {
+        self.readahead(fd, inum, index, req, false)
+    }
+
+    /// `page_cache_async_ra` from the marked page `index`.
+    fn async_readahead(&mut self, fd: Fd, inum: u32, index: u64, req: u64) -> Result<(), F::Error> {
+        self.readahead(fd, inum, index, req, true)
+    }
+
+    fn readahead(&mut self, fd: Fd, inum: u32, index: u64, req: u64, marked: bool) -> Result<(), F::Error> {
+        let max = self.cfg.read_ahead_pages();
+        let Some(mut ra) = self.ra.get(&fd).copied().filter(|_| max > 0) else { return Ok(()) };
+        let pages = &self.pages;
+        let r = readahead::ondemand(&mut ra, max, index, req, marked, |i| pages.contains_key(&(inum, i)));
+        self.ra.insert(fd, ra);
+        match r {
+            Some(r) => self.read_window(fd, inum, r),
+            None => Ok(()),
+        }
+    }
+
+    /// `do_page_cache_ra` → `page_cache_ra_unbounded`: the window clipped to
+    /// the page holding the file's last byte; each run of pages not cached
+    /// is one read of the file system (`read_pages`); the page at
+    /// `nr - lookahead` gets the mark if this window brings it in.
+    fn read_window(&mut self, fd: Fd, inum: u32, r: RaRead) -> Result<(), F::Error> {
+        let size = self.inodes.get(&inum).map_or(0, |i| i.size);
+        if size == 0 || r.start > (size - 1) / PAGE_BYTES {
+            return Ok(());
+        }
+        let nr = r.nr.min((size - 1) / PAGE_BYTES - r.start + 1);
+        let mark = (r.lookahead > 0 && r.lookahead <= nr).then(|| r.start + nr - r.lookahead);
+        self.stats.readahead_windows += 1;
+        let mut i = r.start;
+        while i < r.start + nr {
+            if self.pages.contains_key(&(inum, i)) {
+                i += 1;
+                continue;
+            }
+            let run = (i..r.start + nr).take_while(|j| !self.pages.contains_key(&(inum, *j))).count() as u64;
+            self.read_run(fd, inum, i, run, mark)?;
+            i += run;
+        }
+        Ok(())
+    }
+
+    /// Reads pages `[first, first + n)` in one call and caches them clean.
+    fn read_run(&mut self, fd: Fd, inum: u32, first: u64, n: u64, mark: Option<u64>) -> Result<(), F::Error> {
+        let data = self.fs.read(fd, first * PAGE_BYTES, (n * PAGE_BYTES) as usize)?;
+        self.stats.page_misses += n;
+        self.stats.readahead_pages += n;
+        for k in 0..n {
+            let index = first + k;
+            let at = ((k * PAGE_BYTES) as usize).min(data.len());
+            let page = &data[at..(at + PAGE).min(data.len())];
+            let f = self.frame()?;
+            let fr = self.frame_mut(f);
+            fr[..page.len()].copy_from_slice(page);
+            fr[page.len()..].fill(0);
+            self.pages.insert((inum, index), (f, false));
+            if let Some(ino) = self.inodes.get_mut(&inum) {
+                ino.cached.insert(index);
+            }
+            self.touch_frame(f, (inum, index), false);
+            self.marked[f] = mark == Some(index);
+        }
+        Ok(())
     }
 
     /// truncate_setsize: pages past the new end are dropped, the tail of
@@ -742,6 +882,7 @@ impl<F: FileSystem> PageCache<F> {
             self.forget(inum);
         }
         self.fds.remove(&fd);
+        self.ra.remove(&fd);
         self.fs.close(fd)
     }
 }

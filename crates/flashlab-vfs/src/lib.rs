@@ -16,6 +16,7 @@
 
 mod cache;
 mod lru;
+mod readahead;
 mod settings;
 mod types;
 pub mod workload;

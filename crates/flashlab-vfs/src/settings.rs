@@ -34,6 +34,9 @@ pub struct CacheSettings {
     pub cpu_ns_per_call: u64,
     /// Simulated CPU time per KiB copied between user and page cache (ns).
     pub cpu_ns_per_kib: u64,
+    /// The largest read-ahead window (`/sys/block/<dev>/queue/read_ahead_kb`,
+    /// default 128 = `VM_READAHEAD_PAGES`); 0 reads only the pages asked for.
+    pub read_ahead_kb: u32,
 }
 
 impl Default for CacheSettings {
@@ -46,6 +49,7 @@ impl Default for CacheSettings {
             dirty_expire_centisecs: 3000,
             cpu_ns_per_call: 1_000,
             cpu_ns_per_kib: 250,
+            read_ahead_kb: 128,
         }
     }
 }
@@ -61,6 +65,9 @@ impl CacheSettings {
         }
         if !(self.dirty_background_ratio..=100).contains(&self.dirty_ratio) {
             return Err(SettingsError { key: "dirty_ratio", expected: "must be in dirty_background_ratio..=100" });
+        }
+        if !self.read_ahead_kb.is_multiple_of(4) || self.read_ahead_kb > 1 << 16 {
+            return Err(SettingsError { key: "read_ahead_kb", expected: "must be a multiple of 4 in 0..=65536" });
         }
         if self.dirty_writeback_centisecs == 0 {
             return Err(SettingsError { key: "dirty_writeback_centisecs", expected: "must be at least 1" });
@@ -82,6 +89,11 @@ impl CacheSettings {
     /// Dirty pages above which writers write back themselves.
     pub fn dirty_thresh_pages(&self) -> u64 {
         self.memory_pages() * self.dirty_ratio as u64 / 100
+    }
+
+    /// Pages of the largest read-ahead window (`ra_pages`).
+    pub fn read_ahead_pages(&self) -> u64 {
+        self.read_ahead_kb as u64 * 1024 / crate::PAGE_BYTES
     }
 
     pub fn writeback_interval_ns(&self) -> u64 {
