@@ -167,13 +167,16 @@ impl Ext4 {
 
     /// `find_group_orlov`: top-level directories go to the group with the
     /// fewest directories among those with at least average free inodes and
-    /// blocks, searched from a hash of the name; deeper ones stay near their
+    /// blocks, searched from the name's half-MD4 hash with the superblock's
+    /// seed; deeper ones stay near their
     /// parent unless its group is crowded.
     fn find_group_orlov(&self, parent: u32, pg: u32, name: &str) -> Option<u32> {
         let n = self.lay.groups;
         let (avefreei, avefreeb, ndirs) = self.averages();
         if parent == ROOT_INO {
-            let start = (name_hash(name) % n as u64) as u32;
+            // ext4fs_dirhash(DX_HASH_HALF_MD4, s_hash_seed) % ngroups.
+            let seed = crate::dirhash::parse_seed(&self.s.hash_seed).unwrap_or_default();
+            let start = crate::dirhash::half_md4(name.as_bytes(), seed) % n;
             let mut best: Option<(u32, u32)> = None;
             for i in 0..n {
                 let g = (start + i) % n;
@@ -230,14 +233,4 @@ impl Ext4 {
         }
         (0..n).map(|i| (pg + i) % n).find(|&g| self.ifree[g as usize] > 0)
     }
-}
-
-/// A fixed hash of a name (standing in for `ext4fs_dirhash` with the
-/// superblock's hash seed).
-fn name_hash(name: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in name.bytes() {
-        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
-    }
-    h
 }

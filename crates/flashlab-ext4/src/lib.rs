@@ -20,6 +20,7 @@ mod alloc;
 mod bits;
 mod check;
 mod data;
+mod dirhash;
 mod error;
 mod fs;
 mod inode;

@@ -54,6 +54,11 @@ pub struct Ext4Settings {
     pub content: Content,
     /// Check every invariant after each commit and sync (slow).
     pub strict: bool,
+    /// The directory-hash seed (`mke2fs -E hash_seed=UUID`), which decides
+    /// the group of each top-level directory (`find_group_orlov`). mke2fs
+    /// draws a random one; the model's default is fixed (the one
+    /// `scripts/ext4-kernel-check` gives mke2fs).
+    pub hash_seed: String,
 }
 
 impl Default for Ext4Settings {
@@ -69,9 +74,13 @@ impl Default for Ext4Settings {
             queue_depth: 32,
             content: Content::Tags,
             strict: false,
+            hash_seed: DEFAULT_HASH_SEED.to_string(),
         }
     }
 }
+
+/// The default `hash_seed`.
+pub const DEFAULT_HASH_SEED: &str = "8f6b1c2e-4d3a-4b5c-9e7f-0a1b2c3d4e5f";
 
 fn bad(key: &'static str, expected: &str) -> SettingsError {
     SettingsError { key, expected: expected.to_string() }
@@ -100,6 +109,9 @@ impl Ext4Settings {
         }
         if !(1..=65536).contains(&self.queue_depth) {
             return Err(bad("queue_depth", "must be in 1..=65536"));
+        }
+        if crate::dirhash::parse_seed(&self.hash_seed).is_none() {
+            return Err(bad("hash_seed", "must be a UUID such as 8f6b1c2e-4d3a-4b5c-9e7f-0a1b2c3d4e5f"));
         }
         Ok(())
     }
