@@ -643,14 +643,17 @@ fn closed_pipe_ends_quietly() {
     use std::io::Read;
     use std::os::unix::process::ExitStatusExt;
     use std::process::{Command, Stdio};
+    // The read end is closed before flashlab starts, so its first write
+    // finds no reader whatever the scheduling (closing it after the spawn
+    // raced with the child writing its few KiB into the pipe first).
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
     let mut child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
         .args(["config", "default"])
-        .stdout(Stdio::piped())
+        .stdout(writer)
         .stderr(Stdio::piped())
         .spawn()
         .expect("flashlab runs");
-    // Close the read end at once: flashlab's first write finds no reader.
-    drop(child.stdout.take());
     let mut err = String::new();
     child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
     let status = child.wait().unwrap();
