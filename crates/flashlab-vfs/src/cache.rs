@@ -522,19 +522,20 @@ impl<F: FileSystem> PageCache<F> {
             }
             // Read the page alone if read-ahead did not (it is off).
             let f = self.get_page(fd, inum, index, false)?;
-            let mut batch = vec![f];
-            while index + (batch.len() as u64) < last && (batch.len() as u64) < READ_BATCH {
-                let key = (inum, index + batch.len() as u64);
-                match self.pages.get(&key) {
-                    Some(&(f, _)) => batch.push(f),
+            let mut batch = [0usize; READ_BATCH as usize];
+            batch[0] = f;
+            let mut len = 1;
+            while index + (len as u64) < last && len < batch.len() {
+                match self.pages.get(&(inum, index + len as u64)) {
+                    Some(&(f, _)) => batch[len] = f,
                     None => break,
                 }
+                len += 1;
             }
-            let tail = index + batch.len() as u64 - 1;
-            let tail_frame = batch[batch.len() - 1];
-            let start_async = self.marked[tail_frame];
-            self.marked[tail_frame] = false;
-            for (k, f) in batch.into_iter().enumerate() {
+            let tail = index + len as u64 - 1;
+            let start_async = self.marked[batch[len - 1]];
+            self.marked[batch[len - 1]] = false;
+            for (k, &f) in batch[..len].iter().enumerate() {
                 let i = index + k as u64;
                 if pos >= end {
                     break;
