@@ -129,7 +129,10 @@ mod tests {
 
     /// Random batches: either a host op, or a GC run on one plane, possibly broken by
     /// a pair whose program lies on another die or by an erase (where a run stops).
-    fn batches() -> impl Strategy<Value = Vec<(u64, u32, Vec<(u8, u32)>)>> {
+    /// One batch: time since the last one, the plane, and its GC ops as (kind, other plane).
+    type Batch = (u64, u32, Vec<(u8, u32)>);
+
+    fn batches() -> impl Strategy<Value = Vec<Batch>> {
         let step = (0u64..400_000, 0u32..16, prop::collection::vec((0u8..6, 0u32..16), 0..24));
         prop::collection::vec(step, 1..60)
     }
