@@ -18,15 +18,27 @@ impl Engine<'_> {
     #[inline]
     pub(crate) fn schedule(&mut self, issue: u64) -> (u64, u64) {
         let tl = self.timeline.as_mut().expect("timed run");
+        let runs = tl.books_migration_runs();
         let (mut host_done, mut wait) = (issue, 0);
         // Foreground FTL work logged before the host operation of this call is on the
         // request's critical path: the host operation is ready only when it ends.
         let (mut ready, mut host_seen) = (issue, false);
-        let mut ops = self.ftl.take_ops().peekable();
-        while let Some(op) = ops.next() {
-            let program = (op.kind == OpKind::Read && op.cause != Cause::Host)
-                .then(|| ops.next_if(|p| p.kind == OpKind::Program && p.cause == op.cause))
-                .flatten();
+        let drain = self.ftl.take_ops();
+        let ops = drain.as_slice();
+        let mut i = 0;
+        while let Some(&op) = ops.get(i) {
+            if runs && op.cause == Cause::Gc {
+                // A GC victim's migrations on one die, in one pass (`crate::migrate_run`).
+                let n = tl.book_migration_run(&ops[i..], host_done);
+                if n > 0 {
+                    i += n;
+                    continue;
+                }
+            }
+            let migration = op.kind == OpKind::Read && op.cause != Cause::Host;
+            let program =
+                ops.get(i + 1).filter(|p| migration && p.kind == OpKind::Program && p.cause == op.cause).copied();
+            i += 1 + program.is_some() as usize;
             if op.cause == Cause::Host {
                 host_done = host_done.max(tl.host_at(&op, None, issue, ready));
                 wait = wait.max(tl.last_gc_wait_ns);

@@ -57,10 +57,10 @@ struct MultiPlane {
 
 /// The transfer of a die's last booked operation, if that is a GC read or program
 /// (only it may be moved back by a host transfer: nothing is booked behind it).
-#[derive(Clone, Copy, Debug)]
-struct GcXfer {
-    start: u64,
-    ready: u64,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GcXfer {
+    pub(crate) start: u64,
+    pub(crate) ready: u64,
 }
 
 const NO_GC_XFER: GcXfer = GcXfer { start: u64::MAX, ready: 0 };
@@ -70,7 +70,7 @@ const NO_GC_XFER: GcXfer = GcXfer { start: u64::MAX, ready: 0 };
 #[derive(Clone, Debug)]
 pub struct Timeline {
     pub(crate) t: TimingSettings,
-    xfer_ns: u64,
+    pub(crate) xfer_ns: u64,
     /// Planes per array resource (a die, or a chip without die interleaving).
     planes_per_res: u32,
     /// Lookup tables (no division in the hot path): die of each plane; channel of each
@@ -83,14 +83,14 @@ pub struct Timeline {
     /// Per die: time held waiting for the bus.
     pub die_wait_ns: Vec<u64>,
     pub chan_busy_ns: Vec<u64>,
-    cal: Vec<Calendar>,
+    pub(crate) cal: Vec<Calendar>,
     /// No transfer booked from now on is ready before this (calendars prune below it).
     pub(crate) floor: u64,
     /// Array resources per channel (a channel's dies are consecutive).
-    res_per_channel: usize,
+    pub(crate) res_per_channel: usize,
     /// Per die: when its last GC operation ends.
-    gc_until: Vec<u64>,
-    gc_xfer: Vec<GcXfer>,
+    pub(crate) gc_until: Vec<u64>,
+    pub(crate) gc_xfer: Vec<GcXfer>,
     displaced: Vec<Slot>,
     /// How long the last host operation waited behind GC on its die.
     pub last_gc_wait_ns: u64,
@@ -171,6 +171,19 @@ impl Timeline {
     #[inline]
     pub fn channel_of(&self, die: usize) -> usize {
         self.die_chan[die].0 as usize
+    }
+
+    /// Channel of an array resource and its index among the channel's dies.
+    #[inline]
+    pub(crate) fn chan_of(&self, die: usize) -> (usize, usize) {
+        let (ch, who) = self.die_chan[die];
+        (ch as usize, who as usize)
+    }
+
+    /// Every channel's booked slots in order (for equality tests).
+    #[cfg(test)]
+    pub(crate) fn calendar_slots(&self) -> Vec<Vec<crate::calendar::Slot>> {
+        self.cal.iter().map(Calendar::live).collect()
     }
 
     /// First instant at or after `t` at which the channel of `die` is not transferring

@@ -1,0 +1,218 @@
+//! A GC victim's run of migrations booked on its die in one pass.
+//!
+//! Without placement the FTL moves a victim's valid pages to one GC frontier in its
+//! plane (`PageFtl::migrate_runs`), so a GC run logs a run of (read, program) pairs on
+//! one die. Under `fifo` arbitration each pair is booked when issued, one after the
+//! other ([`Timeline::exec_migration`]): the read on the die, its transfer out, the
+//! program's transfer in right behind it, tPROG. [`Timeline::book_migration_run`] books
+//! such a run with the same arithmetic and the same calendar calls, pair by pair, but
+//! keeps the die's clock and counters in locals and finds the channel's prune floor
+//! from the other dies once per run instead of once per transfer. Bookings are
+//! identical to per-pair booking (unit test below, and the golden configurations).
+
+use crate::settings::BusArbitration;
+use crate::timing::{GcXfer, Timeline};
+use flashlab_ftl::FlashOp;
+use flashlab_nand::{Cause, OpKind};
+
+impl Timeline {
+    /// Whether [`Timeline::book_migration_run`] applies to this timeline: `fifo`
+    /// arbitration, no command cycles, no multi-plane state, no copyback (the settings
+    /// under which a migration is one [`crate::calendar::Calendar::book_pair`]).
+    pub(crate) fn books_migration_runs(&self) -> bool {
+        self.t.bus_arbitration == BusArbitration::Fifo
+            && self.t.command_ns == 0
+            && !self.t.multiplane
+            && !self.t.copyback
+    }
+
+    /// Book the leading GC migrations of `ops` — (read, program) pairs of cause GC
+    /// whose read and program lie on the die of `ops[0]` — each ready at `not_before`
+    /// (or the host floor), exactly as per-pair [`Timeline::exec_migration`] calls
+    /// would. Returns how many ops it booked (an even number; 0 if `ops` does not
+    /// start with such a pair). Only when [`Timeline::books_migration_runs`].
+    pub(crate) fn book_migration_run(&mut self, ops: &[FlashOp], not_before: u64) -> usize {
+        debug_assert!(self.books_migration_runs());
+        let Some(first) = ops.first() else { return 0 };
+        let die = self.die_of(first.plane);
+        let (ch, who) = self.chan_of(die);
+        let ready = not_before.max(self.floor);
+        let others = self.other_dies_free(ch, die);
+        let (xfer, read_ns, program_ns) = (self.xfer_ns, self.t.read_ns, self.t.program_ns);
+        let (mut free, mut wait, mut last) = (self.die_free[die], 0, None);
+        let mut n = 0;
+        while let [read, program, ..] = &ops[n..] {
+            if !self.is_migration_on(die, read, program) {
+                break;
+            }
+            // What `exec_read_program` does for one pair, with `prune`'s floor from
+            // the other dies' (unchanged) clocks and this die's local one.
+            let xr1 = ready.max(free) + read_ns;
+            self.cal[ch].prune(self.floor.max(others.min(free)));
+            let (x1, x2) = self.cal[ch].book_pair(xr1, xfer, who);
+            let xr2 = x1 + xfer;
+            wait += (x1 - xr1) + (x2 - xr2);
+            free = x2 + xfer + program_ns;
+            last = Some(GcXfer { start: x2, ready: xr2 });
+            n += 2;
+        }
+        let Some(last) = last else { return 0 };
+        let pairs = (n / 2) as u64;
+        self.chan_busy_ns[ch] += pairs * 2 * xfer;
+        self.die_busy_ns[die] += pairs * (read_ns + 2 * xfer + program_ns);
+        self.die_wait_ns[die] += wait;
+        self.die_free[die] = free;
+        self.gc_until[die] = free;
+        self.gc_xfer[die] = last;
+        n
+    }
+
+    /// Whether `read` → `program` is a GC migration through the controller on `die`.
+    #[inline]
+    fn is_migration_on(&self, die: usize, read: &FlashOp, program: &FlashOp) -> bool {
+        read.kind == OpKind::Read
+            && read.cause == Cause::Gc
+            && program.kind == OpKind::Program
+            && program.cause == Cause::Gc
+            && self.die_of(read.plane) == die
+            && self.die_of(program.plane) == die
+    }
+
+    /// The earliest time any die of channel `ch` other than `die` is free (u64::MAX if none).
+    fn other_dies_free(&self, ch: usize, die: usize) -> u64 {
+        let dies = ch * self.res_per_channel..(ch + 1) * self.res_per_channel;
+        dies.filter(|&d| d != die).map(|d| self.die_free[d]).min().unwrap_or(u64::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::settings::{BusArbitration, TimingSettings};
+    use crate::timing::Timeline;
+    use flashlab_ftl::FlashOp;
+    use flashlab_nand::{Cause, Geometry, OpKind};
+    use proptest::prelude::*;
+
+    fn geometry() -> Geometry {
+        Geometry {
+            channels: 2,
+            chips_per_channel: 2,
+            dies_per_chip: 2,
+            planes_per_die: 2,
+            blocks_per_plane: 8,
+            pages_per_block: 16,
+            page_bytes: 4096,
+        }
+    }
+
+    fn timing() -> TimingSettings {
+        TimingSettings {
+            read_ns: 40_000,
+            program_ns: 200_000,
+            erase_ns: 1_500_000,
+            byte_ps: 10_000,
+            command_ns: 0,
+            copyback: false,
+            copyback_same_parity: false,
+            multiplane: false,
+            die_interleaving: true,
+            bus_arbitration: BusArbitration::Fifo,
+            trim_command_ns: 0,
+            trim_page_ns: 0,
+            trim_queued: true,
+        }
+    }
+
+    fn op(kind: OpKind, cause: Cause, plane: u32, page: u32) -> FlashOp {
+        FlashOp { kind, cause, plane, page }
+    }
+
+    /// Random batches: either a host op, or a GC run on one plane, possibly broken by
+    /// a pair whose program lies on another die or by an erase (where a run stops).
+    /// One batch: time since the last one, the plane, and its GC ops as (kind, other plane).
+    type Batch = (u64, u32, Vec<(u8, u32)>);
+
+    fn batches() -> impl Strategy<Value = Vec<Batch>> {
+        let step = (0u64..400_000, 0u32..16, prop::collection::vec((0u8..6, 0u32..16), 0..24));
+        prop::collection::vec(step, 1..60)
+    }
+
+    /// The ops of one batch: `kinds` 0–3 = a GC pair on `plane`, 4 = a pair whose
+    /// program is on plane `other`, 5 = a GC erase.
+    fn ops_of(plane: u32, kinds: &[(u8, u32)]) -> Vec<FlashOp> {
+        let mut ops = Vec::new();
+        for &(k, other) in kinds {
+            match k {
+                0..=3 => {
+                    ops.push(op(OpKind::Read, Cause::Gc, plane, k as u32));
+                    ops.push(op(OpKind::Program, Cause::Gc, plane, 1));
+                }
+                4 => {
+                    ops.push(op(OpKind::Read, Cause::Gc, plane, 2));
+                    ops.push(op(OpKind::Program, Cause::Gc, other, 3));
+                }
+                _ => ops.push(op(OpKind::Erase, Cause::Gc, plane, 0)),
+            }
+        }
+        ops
+    }
+
+    /// Ops in the booking unit starting at `ops[0]`: a (read, program) pair, or one op.
+    fn unit(ops: &[FlashOp]) -> usize {
+        match ops {
+            [r, p, ..] if r.kind == OpKind::Read && p.kind == OpKind::Program => 2,
+            _ => 1,
+        }
+    }
+
+    /// Per-unit booking, as `Engine::schedule` does without runs.
+    fn book_each(tl: &mut Timeline, ops: &[FlashOp], not_before: u64) {
+        let mut i = 0;
+        while i < ops.len() {
+            let n = unit(&ops[i..]);
+            tl.gc(ops[i], (n == 2).then(|| ops[i + 1]), not_before);
+            i += n;
+        }
+    }
+
+    /// The same with runs booked by `book_migration_run`.
+    fn book_runs(tl: &mut Timeline, ops: &[FlashOp], not_before: u64) {
+        let mut i = 0;
+        while i < ops.len() {
+            let mut n = tl.book_migration_run(&ops[i..], not_before);
+            if n == 0 {
+                n = unit(&ops[i..]);
+                book_each(tl, &ops[i..i + n], not_before);
+            }
+            i += n;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+        /// A run booked in one pass leaves every die, channel and counter exactly as
+        /// booking its pairs one by one does, with host operations in between.
+        #[test]
+        fn a_migration_run_books_like_its_pairs(batches in batches()) {
+            let (geo, t) = (geometry(), timing());
+            let (mut each, mut runs) = (Timeline::new(&geo, t), Timeline::new(&geo, t));
+            let mut issue = 0;
+            for (gap, plane, kinds) in batches {
+                issue += gap;
+                let host = op(OpKind::Program, Cause::Host, plane, 0);
+                let (a, b) = (each.host(&host, issue), runs.host(&host, issue));
+                prop_assert_eq!(a, b);
+                let ops = ops_of(plane, &kinds);
+                book_each(&mut each, &ops, a);
+                book_runs(&mut runs, &ops, a);
+                prop_assert_eq!(&each.die_free, &runs.die_free);
+                prop_assert_eq!(&each.die_busy_ns, &runs.die_busy_ns);
+                prop_assert_eq!(&each.die_wait_ns, &runs.die_wait_ns);
+                prop_assert_eq!(&each.chan_busy_ns, &runs.chan_busy_ns);
+                prop_assert_eq!(&each.gc_until, &runs.gc_until);
+                prop_assert_eq!(&each.gc_xfer, &runs.gc_xfer);
+                prop_assert_eq!(each.calendar_slots(), runs.calendar_slots());
+            }
+        }
+    }
+}
