@@ -376,10 +376,15 @@ impl Timeline {
         end
     }
 
-    /// Whether a GC migration from `read` to `program` may use copyback.
+    /// Whether a GC migration from `read` to `program` may use copyback. A DFTL
+    /// translation-page rewrite (`Cause::Mapping`) may not: the controller
+    /// changes the page's entries between the read and the program, so the data
+    /// crosses the channel both ways (Gupta et al. 2009, §3.2); copyback moves a
+    /// page unchanged inside the die.
     #[inline]
     pub fn copyback_allowed(&self, read: &FlashOp, program: &FlashOp) -> bool {
         self.t.copyback
+            && read.cause != Cause::Mapping
             && self.die_of(read.plane) == self.die_of(program.plane)
             && (!self.t.copyback_same_parity || (read.page % self.ppb) % 2 == (program.page % self.ppb) % 2)
     }

@@ -132,3 +132,31 @@ fn superblocks_let_sequential_pages_join_multiplane_programs() {
     assert_eq!(joins("ftl.superblock_blocks=1"), 0);
     assert!(joins("ftl.superblock_blocks=2") > 1000);
 }
+
+/// A DFTL translation-page rewrite changes the page's entries, so it is a read
+/// to the controller and a program from it, never a copyback: with copyback on,
+/// the copybacks are at most the data GC's page moves (same-die ones), while
+/// the map writes far outnumber them.
+#[test]
+fn dftl_translation_rewrites_are_not_copybacks() {
+    let r = synth(&[
+        &mapping("dftl"),
+        "ftl.map_cache_entries=64",
+        "device.channels=1",
+        "device.dies_per_chip=1",
+        "device.blocks_per_plane=64",
+        "device.pages_per_block=32",
+        "timing.enabled=true",
+        "timing.copyback=true",
+        "timing.copyback_same_parity=false",
+        "workload.requests=20000",
+    ]);
+    let map_writes = r.map_writes.unwrap();
+    assert!(map_writes > 1000, "evictions rewrite translation pages: {map_writes}");
+    assert!(
+        r.copyback_pages <= r.nand_program_pages_gc,
+        "{} copybacks, {} GC moves",
+        r.copyback_pages,
+        r.nand_program_pages_gc
+    );
+}
