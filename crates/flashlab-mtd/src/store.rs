@@ -41,6 +41,30 @@ fn zero_words(page: &[u8]) -> Vec<bool> {
     page.chunks_exact(8).map(is_zero_word).collect()
 }
 
+/// Whether at least half of `page`'s aligned 8-byte words are zero
+/// (`zero words * 16 >= page.len()`). Counts 32 words at a time and stops as
+/// soon as the answer is sure: a page of data with few zeros is rejected
+/// after a little over half of it.
+fn enough_zero_words(page: &[u8]) -> bool {
+    let need = page.len().div_ceil(16);
+    if need == 0 {
+        return true;
+    }
+    let words = page.len() / 8;
+    let mut zeros = 0;
+    for (i, chunk) in page.chunks(256).enumerate() {
+        zeros += chunk.chunks_exact(8).filter(|w| is_zero_word(w)).count();
+        let left = words.saturating_sub((i + 1) * 32);
+        if zeros >= need {
+            return true;
+        }
+        if zeros + left < need {
+            return false;
+        }
+    }
+    false
+}
+
 /// Runs of zero words covering at least [`MIN_ZERO_RUN`] bytes, as byte
 /// ranges (start, end).
 fn zero_runs(words: &[bool]) -> Vec<(usize, usize)> {
@@ -67,7 +91,7 @@ fn zero_runs(words: &[bool]) -> Vec<(usize, usize)> {
 fn encode_sparse(page: &[u8]) -> Option<Box<[u8]>> {
     // Most pages of real data fail this count (no allocation) before any
     // run is traced.
-    if page.chunks_exact(8).filter(|w| is_zero_word(w)).count() * 16 < page.len() {
+    if !enough_zero_words(page) {
         return None;
     }
     let runs = zero_runs(&zero_words(page));
@@ -361,6 +385,26 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The early-stopping count decides as the full count does.
+        #[test]
+        fn enough_zero_words_is_the_full_count(
+            words in proptest::collection::vec((0u32..100, 1u8..=255, 0usize..8), 0..600),
+            zero_share in 0u32..=100,
+            tail in 0usize..8,
+        ) {
+            let mut page = Vec::new();
+            for (r, b, at) in words {
+                let mut w = [0u8; 8];
+                if r >= zero_share {
+                    w[at] = b;
+                }
+                page.extend_from_slice(&w);
+            }
+            page.extend(std::iter::repeat_n(0u8, tail));
+            let full = page.chunks_exact(8).filter(|w| is_zero_word(w)).count() * 16 >= page.len();
+            proptest::prop_assert_eq!(enough_zero_words(&page), full);
+        }
+
         /// `program` (pooled buffers, the direct copy into a fresh page, sparse
         /// pages) reads back exactly as a flat array of bytes that starts erased,
         /// ANDs every program in and goes back to 0xFF on an erase.
