@@ -259,11 +259,28 @@ impl Fs {
     /// the write), the bytes are not needed.
     fn read_old_block(&mut self, inum: u32, b: u32, out: Option<&mut [u8]>) -> FsResult<()> {
         let Some(loc) = self.idx_lookup(&Key::data(inum, b)) else { return Ok(()) };
+        let mut buf = std::mem::take(&mut self.node_buf);
+        buf.resize(loc.len as usize, 0);
+        let r = self.check_data_node(inum, b, loc, &mut buf, out);
+        self.node_buf = buf;
+        r
+    }
+
+    /// [`Fs::read_old_block`] with the node read into `bytes` (its length).
+    fn check_data_node(
+        &mut self,
+        inum: u32,
+        b: u32,
+        loc: Loc,
+        bytes: &mut [u8],
+        out: Option<&mut [u8]>,
+    ) -> FsResult<()> {
         // `read_node`, with the payload read in place rather than copied.
-        let bytes = self.read_bytes(loc.lnum, loc.offs, loc.len)?;
-        let d = match crate::codec::parse_data_ref(&bytes) {
+        self.read_bytes_into(loc.lnum, loc.offs, bytes)?;
+        let bytes = &bytes[..];
+        let d = match crate::codec::parse_data_ref(bytes) {
             Some((h, d)) if h.len == loc.len => d,
-            _ => return Err(not_a_data_node(&bytes, loc)),
+            _ => return Err(not_a_data_node(bytes, loc)),
         };
         if d.compr & COMPR_ELIDED != 0 {
             if let Some(block) = out {

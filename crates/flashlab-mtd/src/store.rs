@@ -13,7 +13,7 @@
 pub(crate) const MIN_ZERO_RUN: usize = 64;
 
 /// Blocks' worth of page buffers an erase may keep for reuse (see [`BlockStore::pool`]).
-const POOL_BLOCKS: usize = 2;
+const POOL_BLOCKS: usize = 16;
 
 #[derive(Clone)]
 pub(crate) struct BlockStore {
