@@ -14,6 +14,11 @@ struct BenchRow {
     /// CPU time of the timed part (this thread): the figure to compare on a shared machine.
     cpu_time_s: f64,
     requests_per_s: f64,
+    /// Application write requests among `requests` (file-system cases: the
+    /// requests of the measured phases that only write); null elsewhere.
+    writes: Option<u64>,
+    /// `writes` per wall second (divide `writes` by `cpu_time_s` on a shared machine).
+    writes_per_s: Option<f64>,
     waf: Option<f64>,
     /// Simulator state per physical page (SSD runs; null for file-system and swap rows).
     state_bytes_per_physical_page: Option<f64>,
@@ -49,6 +54,8 @@ pub(crate) enum Kind {
 /// What a case's run reports besides its time.
 pub(crate) struct Outcome {
     pub(crate) requests: u64,
+    /// Write requests among `requests`, where the case tells them apart.
+    pub(crate) writes: Option<u64>,
     pub(crate) waf: Option<f64>,
     pub(crate) memory_bytes: u64,
     pub(crate) physical_pages: u64,
@@ -61,6 +68,7 @@ impl Outcome {
     pub(crate) fn of(r: &flashlab_sim::RunResult) -> Outcome {
         Outcome {
             requests: r.requests,
+            writes: None,
             waf: r.waf,
             memory_bytes: r.memory_bytes,
             physical_pages: r.physical_pages,
@@ -180,6 +188,8 @@ pub fn bench(a: BenchArgs) -> anyhow::Result<()> {
             wall_time_s: wall,
             cpu_time_s: cpu,
             requests_per_s: r.requests as f64 / wall,
+            writes: r.writes,
+            writes_per_s: r.writes.map(|w| w as f64 / wall),
             waf: r.waf,
             waf_closed_form: r.waf_closed_form,
             state_bytes_per_physical_page: (r.physical_pages > 0)
@@ -205,6 +215,8 @@ pub fn bench(a: BenchArgs) -> anyhow::Result<()> {
             ("  wall time s", format!("{:.3}", r.wall_time_s)),
             ("  CPU time s", format!("{:.3}", r.cpu_time_s)),
             ("  requests/s", format!("{:.0}", r.requests_per_s)),
+            ("  writes", r.writes.map_or("-".into(), |w| w.to_string())),
+            ("  writes/s", r.writes_per_s.map_or("-".into(), |w| format!("{w:.0}"))),
             ("  WAF", r.waf.map_or("-".into(), |w| format!("{w:.4}"))),
             ("  WAF closed form", r.waf_closed_form.map_or("-".into(), |w| format!("{w:.4}"))),
             ("  state bytes/physical page", r.state_bytes_per_physical_page.map_or("-".into(), |b| format!("{b:.2}"))),

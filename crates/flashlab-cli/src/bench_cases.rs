@@ -63,6 +63,7 @@ pub(crate) fn run_flashfs_overwrite(c: &Case, quick: bool) -> anyhow::Result<(Ou
     Ok((
         Outcome {
             requests: n,
+            writes: Some(n),
             waf: Some(programmed / (n as f64 * 4096.0)),
             memory_bytes: fs.memory_bytes() as u64,
             physical_pages: pages,

@@ -92,8 +92,12 @@ pub(crate) fn run_fs_iozone(kind: FsKind, quick: bool) -> anyhow::Result<(Outcom
     let start = Instant::now();
     let out = crate::fs_bench::run_kind(kind, &raw, &ssd, &spec)?;
     let wall = start.elapsed().as_secs_f64();
-    let requests: u64 = out.report.phases.iter().filter(|p| p.measured).map(|p| p.requests).sum();
-    Ok((host_outcome(requests, out.report.fs_waf), wall))
+    let measured = || out.report.phases.iter().filter(|p| p.measured);
+    let requests: u64 = measured().map(|p| p.requests).sum();
+    let writes = measured().filter(|p| p.app_bytes_read == 0 && p.app_bytes_written > 0).map(|p| p.requests).sum();
+    let mut o = host_outcome(requests, out.report.fs_waf);
+    o.writes = Some(writes);
+    Ok((o, wall))
 }
 
 /// Footprint divisor and page references of `swap-counting`.
@@ -144,5 +148,13 @@ pub(crate) fn run_swap(quick: bool) -> anyhow::Result<(Outcome, f64)> {
 
 /// A row without SSD state figures (no per-page state or mapping RAM to report).
 fn host_outcome(requests: u64, waf: Option<f64>) -> Outcome {
-    Outcome { requests, waf, memory_bytes: 0, physical_pages: 0, mapping_ram_bytes: None, waf_closed_form: None }
+    Outcome {
+        requests,
+        writes: None,
+        waf,
+        memory_bytes: 0,
+        physical_pages: 0,
+        mapping_ram_bytes: None,
+        waf_closed_form: None,
+    }
 }

@@ -208,10 +208,29 @@ fn bench_cases_by_name_with_json_figures() {
             assert!(r[key].as_f64().is_some_and(|v| v > 0.0), "{key} in {r}");
         }
     }
+    let (seq, ow) = (&rows[0], &rows[1]);
+    assert!(seq["writes"].is_null() && seq["writes_per_s"].is_null(), "{seq}");
+    assert_eq!(ow["writes"], ow["requests"], "every overwrite is a write: {ow}");
     let e = fails(&["bench", "--case", "nope"]);
     assert!(e.contains("--case nope") && e.contains("scale-4tib"), "{e}");
     let e = fails(&["bench", "--case", "scale", "--scale-divisor", "3"]);
     assert!(e.contains("--scale-divisor 3"), "{e}");
+}
+
+#[test]
+fn bench_fs_iozone_reports_its_write_requests() {
+    let d = tempfile::tempdir().unwrap();
+    let j = d.path().join("b.json");
+    ok(&["bench", "--quick", "--case", "fs-iozone-flashfs", "--json", j.to_str().unwrap()]);
+    let rows: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let r = &rows[0];
+    let (requests, writes) = (r["requests"].as_u64().unwrap(), r["writes"].as_u64().unwrap());
+    // --quick: a 4 MiB file of 1 024 records; create, random write and
+    // sequential write write each once, update a quarter of them (256); the
+    // two read phases read 1 024 each.
+    assert_eq!((writes, requests), (3 * 1024 + 256, 5 * 1024 + 256), "{r}");
+    let rate = writes as f64 / r["wall_time_s"].as_f64().unwrap();
+    assert!((r["writes_per_s"].as_f64().unwrap() - rate).abs() <= rate * 1e-9, "{r}");
 }
 
 #[test]

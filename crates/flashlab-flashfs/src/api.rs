@@ -246,31 +246,60 @@ impl Fs {
     /// One 4 KiB block, zero-filled past its data and past `size`.
     fn read_block(&mut self, inum: u32, b: u32, size: u64) -> FsResult<Vec<u8>> {
         let mut block = vec![0u8; BLOCK as usize];
-        if let Some(loc) = self.idx_lookup(&Key::data(inum, b)) {
-            // `read_node`, with the payload read in place rather than copied.
-            let bytes = self.read_bytes(loc.lnum, loc.offs, loc.len)?;
-            let d = match crate::codec::parse_data_ref(&bytes) {
-                Some((h, d)) if h.len == loc.len => d,
-                _ => return Err(not_a_data_node(&bytes, loc)),
-            };
-            if d.compr & COMPR_ELIDED != 0 {
-                elided_filler(inum, b, &mut block[..(d.size as usize).min(BLOCK as usize)]);
-            } else {
-                let c = Compression::from_code(d.compr).ok_or(FsError::Corrupt("compression".into()))?;
-                let bad = || FsError::Corrupt("payload".into());
-                let data = match c {
-                    Compression::None if d.payload.len() == d.size as usize => d.payload,
-                    Compression::None => return Err(bad()),
-                    _ => &decompress(c, d.payload, d.size as usize).ok_or_else(bad)?[..],
-                };
-                let n = data.len().min(BLOCK as usize);
-                block[..n].copy_from_slice(&data[..n]);
-            }
-        }
-
+        self.read_old_block(inum, b, Some(&mut block))?;
         let valid = size.saturating_sub(b as u64 * BLOCK).min(BLOCK) as usize;
         block[valid..].fill(0);
         Ok(block)
+    }
+
+    /// Reads and checks block `b`'s data node, if it has one, as `read_node`
+    /// would (flash read, header and CRC, payload decompressed), and copies
+    /// its bytes into `out` when given. A write covering the whole block
+    /// passes None: the read and its checks happen (they count, and may fail
+    /// the write), the bytes are not needed.
+    fn read_old_block(&mut self, inum: u32, b: u32, out: Option<&mut [u8]>) -> FsResult<()> {
+        let Some(loc) = self.idx_lookup(&Key::data(inum, b)) else { return Ok(()) };
+        let mut buf = std::mem::take(&mut self.node_buf);
+        buf.resize(loc.len as usize, 0);
+        let r = self.check_data_node(inum, b, loc, &mut buf, out);
+        self.node_buf = buf;
+        r
+    }
+
+    /// [`Fs::read_old_block`] with the node read into `bytes` (its length).
+    fn check_data_node(
+        &mut self,
+        inum: u32,
+        b: u32,
+        loc: Loc,
+        bytes: &mut [u8],
+        out: Option<&mut [u8]>,
+    ) -> FsResult<()> {
+        // `read_node`, with the payload read in place rather than copied.
+        self.read_bytes_into(loc.lnum, loc.offs, bytes)?;
+        let bytes = &bytes[..];
+        let d = match crate::codec::parse_data_ref(bytes) {
+            Some((h, d)) if h.len == loc.len => d,
+            _ => return Err(not_a_data_node(bytes, loc)),
+        };
+        if d.compr & COMPR_ELIDED != 0 {
+            if let Some(block) = out {
+                elided_filler(inum, b, &mut block[..(d.size as usize).min(BLOCK as usize)]);
+            }
+            return Ok(());
+        }
+        let c = Compression::from_code(d.compr).ok_or(FsError::Corrupt("compression".into()))?;
+        let bad = || FsError::Corrupt("payload".into());
+        let data = match c {
+            Compression::None if d.payload.len() == d.size as usize => d.payload,
+            Compression::None => return Err(bad()),
+            _ => &decompress(c, d.payload, d.size as usize).ok_or_else(bad)?[..],
+        };
+        if let Some(block) = out {
+            let n = data.len().min(BLOCK as usize);
+            block[..n].copy_from_slice(&data[..n]);
+        }
+        Ok(())
     }
 
     pub(crate) fn data_node(&self, inum: u32, b: u32, bytes: &[u8]) -> Node {
@@ -313,12 +342,19 @@ impl Fs {
         let mut pos = offset;
         while pos < end {
             let b = (pos / BLOCK) as u32;
-            let mut block = self.read_block(inum, b, old_size)?;
             let s = (pos % BLOCK) as usize;
             let e = ((end - b as u64 * BLOCK).min(BLOCK)) as usize;
-            block[s..e].copy_from_slice(&data[(pos - offset) as usize..(pos - offset) as usize + e - s]);
-            let valid = new_size.saturating_sub(b as u64 * BLOCK).min(BLOCK) as usize;
-            let node = self.data_node(inum, b, &block[..valid]);
+            let src = &data[(pos - offset) as usize..(pos - offset) as usize + e - s];
+            let node = if e - s == BLOCK as usize {
+                // The whole block is new: its old node is read and checked only.
+                self.read_old_block(inum, b, None)?;
+                self.data_node(inum, b, src)
+            } else {
+                let mut block = self.read_block(inum, b, old_size)?;
+                block[s..e].copy_from_slice(src);
+                let valid = new_size.saturating_sub(b as u64 * BLOCK).min(BLOCK) as usize;
+                self.data_node(inum, b, &block[..valid])
+            };
             let key = Key::data(inum, b);
             let h = self.pick_head(Class::Data, std::slice::from_ref(&key), &[]);
             let loc = self.journal_write(h, &[node])?[0];

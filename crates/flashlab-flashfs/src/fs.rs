@@ -120,6 +120,9 @@ pub struct Fs {
     pub(crate) reserved_bytes: u64,
     /// The last space request failed (UBIFS's `c->bi.nospace`).
     pub(crate) nospace: bool,
+    /// Scratch buffer for the data nodes writes read (kept between calls so
+    /// that a read costs no allocation; contents meaningless between calls).
+    pub(crate) node_buf: Vec<u8>,
 }
 
 impl Fs {
@@ -158,6 +161,7 @@ impl Fs {
             lpt_bitmap: false,
             now_ns: 0,
             bg_commit: false,
+            node_buf: Vec::new(),
             bud_start_bytes: 0,
             reserved_bytes: 0,
             nospace: false,
@@ -247,7 +251,14 @@ impl Fs {
     /// Reads `len` bytes, looking into write buffers first.
     pub(crate) fn read_bytes(&mut self, lnum: u32, offs: u32, len: u32) -> FsResult<Vec<u8>> {
         let mut b = vec![0u8; len as usize];
-        let end = offs + len;
+        self.read_bytes_into(lnum, offs, &mut b)?;
+        Ok(b)
+    }
+
+    /// Reads `out.len()` bytes at `offs` of LEB `lnum`: from the write
+    /// buffers for the part not yet on flash, the rest from flash.
+    pub(crate) fn read_bytes_into(&mut self, lnum: u32, offs: u32, b: &mut [u8]) -> FsResult<()> {
+        let end = offs + b.len() as u32;
         let mut flash_end = end;
         for h in self.heads.iter().chain(std::iter::once(&self.idx_head)) {
             if h.lnum == Some(lnum) && end > h.wbuf_offs && end <= h.end() {
@@ -262,7 +273,7 @@ impl Fs {
             let n = (flash_end - offs) as usize;
             self.ubi.leb_read(self.vol, lnum, offs, &mut b[..n], Cause::Data)?;
         }
-        Ok(b)
+        Ok(())
     }
 
     /// Reads and checks the node at `loc`.

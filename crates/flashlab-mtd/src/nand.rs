@@ -361,10 +361,7 @@ impl Nand {
             self.write_garbage(block, pos, src);
             return Err(MtdError::ProgramFailed { block, page });
         }
-        for (d, s) in self.data.slice_mut(block, pos, src.len()).iter_mut().zip(src) {
-            *d &= *s;
-        }
-        self.data.compact(block, pos);
+        self.data.program(block, pos, src);
         Ok(())
     }
 

@@ -12,6 +12,9 @@
 /// Shortest zero run a sparse page leaves out.
 pub(crate) const MIN_ZERO_RUN: usize = 64;
 
+/// Blocks' worth of page buffers an erase may keep for reuse (see [`BlockStore::pool`]).
+const POOL_BLOCKS: usize = 16;
+
 #[derive(Clone)]
 pub(crate) struct BlockStore {
     page_bytes: usize,
@@ -21,6 +24,12 @@ pub(crate) struct BlockStore {
     /// Whether a slot holds sparse segments rather than the page's bytes.
     sparse: Vec<bool>,
     allocated: usize,
+    /// Page buffers dropped by erases or compaction, reused by the next programs
+    /// (contents stale; every taker overwrites the whole page): a device in
+    /// steady state erases a block and programs its pages again, so no page
+    /// costs an allocation, a free or the first touch of new memory. At most
+    /// [`POOL_BLOCKS`] blocks' worth; counted in [`BlockStore::allocated_bytes`].
+    pool: Vec<Box<[u8]>>,
 }
 
 fn is_zero_word(word: &[u8]) -> bool {
@@ -30,6 +39,30 @@ fn is_zero_word(word: &[u8]) -> bool {
 /// Whether each aligned 8-byte word of `page` is zero.
 fn zero_words(page: &[u8]) -> Vec<bool> {
     page.chunks_exact(8).map(is_zero_word).collect()
+}
+
+/// Whether at least half of `page`'s aligned 8-byte words are zero
+/// (`zero words * 16 >= page.len()`). Counts 32 words at a time and stops as
+/// soon as the answer is sure: a page of data with few zeros is rejected
+/// after a little over half of it.
+fn enough_zero_words(page: &[u8]) -> bool {
+    let need = page.len().div_ceil(16);
+    if need == 0 {
+        return true;
+    }
+    let words = page.len() / 8;
+    let mut zeros = 0;
+    for (i, chunk) in page.chunks(256).enumerate() {
+        zeros += chunk.chunks_exact(8).filter(|w| is_zero_word(w)).count();
+        let left = words.saturating_sub((i + 1) * 32);
+        if zeros >= need {
+            return true;
+        }
+        if zeros + left < need {
+            return false;
+        }
+    }
+    false
 }
 
 /// Runs of zero words covering at least [`MIN_ZERO_RUN`] bytes, as byte
@@ -58,7 +91,7 @@ fn zero_runs(words: &[bool]) -> Vec<(usize, usize)> {
 fn encode_sparse(page: &[u8]) -> Option<Box<[u8]>> {
     // Most pages of real data fail this count (no allocation) before any
     // run is traced.
-    if page.chunks_exact(8).filter(|w| is_zero_word(w)).count() * 16 < page.len() {
+    if !enough_zero_words(page) {
         return None;
     }
     let runs = zero_runs(&zero_words(page));
@@ -109,6 +142,7 @@ impl BlockStore {
             pages: vec![None; pages],
             sparse: vec![false; pages],
             allocated: 0,
+            pool: Vec::new(),
         }
     }
 
@@ -142,10 +176,26 @@ impl BlockStore {
     }
 
     fn set_slot(&mut self, slot: usize, bytes: Option<Box<[u8]>>, sparse: bool) {
+        let was_sparse = self.sparse[slot];
         let old = std::mem::replace(&mut self.pages[slot], bytes);
-        self.allocated -= old.map_or(0, |b| b.len());
+        self.allocated -= old.as_ref().map_or(0, |b| b.len());
         self.allocated += self.pages[slot].as_ref().map_or(0, |b| b.len());
         self.sparse[slot] = sparse;
+        if let Some(page) = old.filter(|_| !was_sparse) {
+            self.recycle(page);
+        }
+    }
+
+    /// Keeps a dense page buffer for reuse while the pool has room.
+    fn recycle(&mut self, page: Box<[u8]>) {
+        if self.pool.len() < POOL_BLOCKS * self.pages_per_block {
+            self.pool.push(page);
+        }
+    }
+
+    /// A page buffer with unspecified contents: the last one pooled, else a new one.
+    fn take_page(&mut self) -> Box<[u8]> {
+        self.pool.pop().unwrap_or_else(|| vec![0xFF; self.page_bytes].into_boxed_slice())
     }
 
     /// Mutable bytes `pos .. pos + len` of `block`, which must lie in one page;
@@ -154,13 +204,34 @@ impl BlockStore {
         let (slot, off) = self.locate(block, pos);
         assert!(off + len <= self.page_bytes, "store: range crosses a page boundary");
         if self.pages[slot].is_none() || self.sparse[slot] {
-            let mut page = vec![0xFF; self.page_bytes].into_boxed_slice();
+            let mut page = self.take_page();
+            page.fill(0xFF);
             if self.pages[slot].is_some() {
                 self.read(block, pos - off as u32, &mut page);
             }
             self.set_slot(slot, Some(page), false);
         }
         &mut self.pages[slot].as_mut().expect("allocated above")[off..off + len]
+    }
+
+    /// Programs `src` at byte `pos` of `block` (within one page): each byte
+    /// ANDed into the stored one, as NAND programming clears bits only; then
+    /// [`BlockStore::compact`]. Into a page never programmed since its erase the
+    /// bytes are copied straight in (0xFF & b = b), with no erased fill first.
+    pub fn program(&mut self, block: u32, pos: u32, src: &[u8]) {
+        let (slot, off) = self.locate(block, pos);
+        if self.pages[slot].is_none() && off + src.len() <= self.page_bytes {
+            let mut page = self.take_page();
+            page[..off].fill(0xFF);
+            page[off..off + src.len()].copy_from_slice(src);
+            page[off + src.len()..].fill(0xFF);
+            self.set_slot(slot, Some(page), false);
+        } else {
+            for (d, s) in self.slice_mut(block, pos, src.len()).iter_mut().zip(src) {
+                *d &= *s;
+            }
+        }
+        self.compact(block, pos);
     }
 
     /// Keeps the page holding byte `pos` of `block` sparse if its zero runs
@@ -188,9 +259,14 @@ impl BlockStore {
         self.pages[slot].is_some()
     }
 
-    /// Bytes of page contents currently held, plus the slot table.
+    /// Bytes of the pooled page buffers.
+    pub fn pooled_bytes(&self) -> usize {
+        self.pool.len() * self.page_bytes
+    }
+
+    /// Bytes of page contents currently held, plus the slot table and the pool.
     pub fn allocated_bytes(&self) -> usize {
-        self.allocated + self.pages.len() * (std::mem::size_of::<Option<Box<[u8]>>>() + 1)
+        self.allocated + self.pooled_bytes() + self.pages.len() * (std::mem::size_of::<Option<Box<[u8]>>>() + 1)
     }
 }
 
@@ -208,6 +284,7 @@ mod tests {
         assert!(s.all_erased(7, 0, 128 * 1024));
         s.slice_mut(7, 2048, 4).copy_from_slice(&[1, 2, 3, 4]);
         assert_eq!(s.allocated_bytes(), base + 2048, "only the page written is held");
+        assert_eq!(s.pooled_bytes(), 0);
         let mut across = [0u8; 8];
         s.read(7, 2044, &mut across);
         assert_eq!(across, [0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3, 4]);
@@ -216,7 +293,10 @@ mod tests {
         assert!(!s.all_erased(7, 2048, 4) && s.all_erased(7, 0, 2048));
         s.erase(7);
         s.erase(7);
-        assert_eq!(s.allocated_bytes(), base);
+        assert_eq!(s.pooled_bytes(), 2048, "the erased page's buffer is kept for reuse");
+        assert_eq!(s.allocated_bytes(), base + 2048);
+        s.slice_mut(9, 0, 1)[0] = 0;
+        assert_eq!((s.pooled_bytes(), s.allocated_bytes()), (0, base + 2048), "and reused");
         s.read(7, 2048, &mut out);
         assert_eq!(out, [0xFF; 4]);
     }
@@ -233,7 +313,8 @@ mod tests {
         page[1500..].fill(0xFF);
         s.slice_mut(1, 2048, 2048).copy_from_slice(&page);
         s.compact(1, 2048);
-        assert!(s.sparse[5] && s.allocated_bytes() - base < 700, "held {}", s.allocated_bytes() - base);
+        let held = s.allocated_bytes() - s.pooled_bytes() - base;
+        assert!(s.sparse[5] && held < 700, "held {held}");
         let mut back = vec![0u8; 2048];
         s.read(1, 2048, &mut back);
         assert_eq!(back, page);
@@ -260,6 +341,109 @@ mod tests {
         assert!(!s.sparse[8]);
         s.erase(1);
         s.erase(2);
-        assert_eq!(s.allocated_bytes(), base);
+        assert_eq!(s.allocated_bytes() - s.pooled_bytes(), base);
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// Program `len` bytes at `pos` of `block` (within one page); `zeros` makes them mostly zero.
+        Program {
+            block: u32,
+            pos: u32,
+            len: usize,
+            seed: u8,
+            zeros: bool,
+        },
+        Erase(u32),
+        Read {
+            block: u32,
+            pos: u32,
+            len: usize,
+        },
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        const PB: u32 = 256;
+        prop_oneof![
+            4 => (0..3u32, 0..4u32, 0..PB, 1..=PB as usize, any::<u8>(), any::<bool>()).prop_map(
+                |(block, page, off, len, seed, zeros)| Op::Program {
+                    block,
+                    pos: page * PB + off,
+                    len: len.min((PB - off) as usize),
+                    seed,
+                    zeros
+                }
+            ),
+            1 => (0..3u32).prop_map(Op::Erase),
+            2 => (0..3u32, 0..4 * PB, 1..=4 * PB as usize).prop_map(|(block, pos, len)| Op::Read {
+                block,
+                pos,
+                len: len.min((4 * PB - pos) as usize)
+            }),
+        ]
+    }
+
+    proptest::proptest! {
+        /// The early-stopping count decides as the full count does.
+        #[test]
+        fn enough_zero_words_is_the_full_count(
+            words in proptest::collection::vec((0u32..100, 1u8..=255, 0usize..8), 0..600),
+            zero_share in 0u32..=100,
+            tail in 0usize..8,
+        ) {
+            let mut page = Vec::new();
+            for (r, b, at) in words {
+                let mut w = [0u8; 8];
+                if r >= zero_share {
+                    w[at] = b;
+                }
+                page.extend_from_slice(&w);
+            }
+            page.extend(std::iter::repeat_n(0u8, tail));
+            let full = page.chunks_exact(8).filter(|w| is_zero_word(w)).count() * 16 >= page.len();
+            proptest::prop_assert_eq!(enough_zero_words(&page), full);
+        }
+
+        /// `program` (pooled buffers, the direct copy into a fresh page, sparse
+        /// pages) reads back exactly as a flat array of bytes that starts erased,
+        /// ANDs every program in and goes back to 0xFF on an erase.
+        #[test]
+        fn programs_erases_and_reads_match_a_flat_oracle(ops in proptest::collection::vec(op(), 1..120)) {
+            const PB: usize = 256;
+            let mut s = BlockStore::new(3, 4, PB as u32);
+            let mut oracle = vec![0xFFu8; 3 * 4 * PB];
+            for op in ops {
+                match op {
+                    Op::Program { block, pos, len, seed, zeros } => {
+                        let src: Vec<u8> = (0..len)
+                            .map(|k| if zeros && k % 97 != 0 { 0 } else { seed.wrapping_mul(k as u8 | 1) ^ (k >> 3) as u8 })
+                            .collect();
+                        s.program(block, pos, &src);
+                        let at = block as usize * 4 * PB + pos as usize;
+                        for (d, b) in oracle[at..at + len].iter_mut().zip(&src) {
+                            *d &= *b;
+                        }
+                    }
+                    Op::Erase(block) => {
+                        s.erase(block);
+                        let at = block as usize * 4 * PB;
+                        oracle[at..at + 4 * PB].fill(0xFF);
+                    }
+                    Op::Read { block, pos, len } => {
+                        let mut out = vec![0u8; len];
+                        s.read(block, pos, &mut out);
+                        let at = block as usize * 4 * PB + pos as usize;
+                        proptest::prop_assert_eq!(&out[..], &oracle[at..at + len]);
+                    }
+                }
+            }
+            let mut all = vec![0u8; 4 * PB];
+            for block in 0..3u32 {
+                s.read(block, 0, &mut all);
+                proptest::prop_assert_eq!(&all[..], &oracle[block as usize * 4 * PB..(block as usize + 1) * 4 * PB]);
+            }
+            proptest::prop_assert!(s.pooled_bytes() <= POOL_BLOCKS * 4 * PB);
+        }
     }
 }
