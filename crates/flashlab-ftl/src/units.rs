@@ -53,6 +53,10 @@ pub(crate) struct Units {
     strict_ops: u64,
     /// Scratch list of a bulk copy's destination offsets ([`Units::copy_range`]).
     offs: Vec<u32>,
+    /// Position, old and new page of each copy of a recorded bulk copy, for the op log.
+    moves: Vec<(u32, u32, u32)>,
+    /// Merge copies in bulk (default) or page by page (the reference path).
+    bulk_copies: bool,
 }
 
 impl Units {
@@ -99,6 +103,8 @@ impl Units {
             next_tag: 0,
             strict_ops: 0,
             offs: Vec::new(),
+            moves: Vec::new(),
+            bulk_copies: true,
             geo,
             s,
         })
@@ -295,6 +301,9 @@ impl Units {
     }
     pub fn take_ops(&mut self) -> std::vec::Drain<'_, FlashOp> {
         self.ops.drain(..)
+    }
+    pub fn set_bulk_copies(&mut self, on: bool) {
+        self.bulk_copies = on;
     }
     pub fn prefetch_map(&self, lpn: u64) {
         if let Some(e) = self.l2p.get(lpn as usize) {

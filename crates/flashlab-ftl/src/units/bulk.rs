@@ -4,7 +4,9 @@
 //! block's write pointer and valid count move once per page, the counters once per
 //! operation). [`Units::copy_range`] leaves exactly the state and counters of
 //! [`Units::copy`] called for each offset in order; when the operations are recorded for
-//! a timing engine it takes that per-page path, so the op log is the same too.
+//! a timing engine it logs the same read→program pairs in the same order.
+//! `ftl.set_bulk_copies(false)` selects the per-page path (the reference the tests
+//! compare against).
 //! `tests/ftl/mapping.rs` (`bulk_copies_equal_per_page_copies`) compares the two.
 
 use super::{Units, NONE};
@@ -16,9 +18,10 @@ impl Units {
     /// same offsets of `unit`; returns the pages copied.
     pub fn copy_range(&mut self, lbn: u32, unit: u32, from: u32, to: u32, cause: Cause) -> u64 {
         let base = lbn as u64 * self.upp as u64;
-        if self.record_ops {
+        if !self.bulk_copies {
             return (from..to).map(|k| self.copy(base + k as u64, unit, k, cause) as u64).sum();
         }
+        self.moves.clear();
         let mut n = 0;
         let mut last = None;
         for m in 0..self.sb {
@@ -30,7 +33,24 @@ impl Units {
             self.fill[unit as usize] = k + 1;
         }
         self.nand.count(OpKind::Read, cause, n);
+        if self.record_ops {
+            self.log_moves(cause);
+        }
         n
+    }
+
+    /// Log the copies of the last [`Self::copy_range`] as [`Units::copy`] does: per
+    /// position in order, the read of the old copy and the program of the new one.
+    fn log_moves(&mut self, cause: Cause) {
+        let mut moves = std::mem::take(&mut self.moves);
+        if self.sb > 1 {
+            moves.sort_unstable_by_key(|&(k, _, _)| k);
+        }
+        for &(_, old, page) in &moves {
+            self.log(OpKind::Read, cause, old);
+            self.log(OpKind::Program, cause, page);
+        }
+        self.moves = moves;
     }
 
     /// The part of [`Self::copy_range`] that lands in member block `m` of `unit`
@@ -70,6 +90,9 @@ impl Units {
                 self.tags[page as usize] = self.tags[old as usize];
             }
             offs.push(j);
+            if self.record_ops {
+                self.moves.push((j * sb + m, old, page));
+            }
         }
         if src != u32::MAX {
             let cleared = self.nand.invalidate_range(src, lo, hi);

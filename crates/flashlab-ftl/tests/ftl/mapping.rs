@@ -322,26 +322,31 @@ fn docs_trace_agrees_with_the_hand_count() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
-    /// Merge copies in bulk (counting runs) leave exactly the state of the per-page copies
-    /// a recording run makes (`crates/flashlab-ftl/src/units/bulk.rs`): every mapping,
-    /// content tag, page state, block pointer, valid and erase count, the counters and
-    /// the statistics; blocks of 4 and 96 pages (bitmap words crossed), 1 or 2 blocks a unit.
+    /// Merge copies in bulk (`crates/flashlab-ftl/src/units/bulk.rs`) leave exactly the
+    /// state of the per-page copies (`set_bulk_copies(false)`): every mapping, content
+    /// tag, page state, block pointer, valid and erase count, the counters and the
+    /// statistics, and when recorded the same op log; blocks of 4 and 96 pages (bitmap
+    /// words crossed), 1 or 2 blocks a unit.
     #[test]
     fn bulk_copies_equal_per_page_copies(scheme in schemes(), sb in prop_oneof![Just(1u32), Just(2)],
                                          ppb in prop_oneof![Just(4u32), Just(96)], logs in 2u32..5,
-                                         narrow in any::<bool>(), ops in ops()) {
+                                         narrow in any::<bool>(), record in any::<bool>(), ops in ops()) {
         let (mut bulk, mut per_page) = (ftl(scheme, 2, ppb, sb, logs), ftl(scheme, 2, ppb, sb, logs));
-        per_page.set_record_ops(true);
+        per_page.set_bulk_copies(false);
+        bulk.set_record_ops(record);
+        per_page.set_record_ops(record);
         let logical = if narrow { 3 * (ppb * sb) as u64 } else { bulk.settings().logical_pages };
         for op in ops {
+            let mut logs = Vec::new();
             for f in [&mut bulk, &mut per_page] {
                 match op {
                     Op::Write(l) => f.write(l % logical).unwrap(),
                     Op::Trim(l) => f.trim(l % logical).unwrap(),
                     Op::Read(l) => { f.read(l % logical).unwrap(); }
                 }
-                f.take_ops().count();
+                logs.push(f.take_ops().collect::<Vec<FlashOp>>());
             }
+            prop_assert_eq!(&logs[0], &logs[1]);
         }
         prop_assert_eq!(bulk.nand().counters(), per_page.nand().counters());
         prop_assert_eq!(bulk.stats(), per_page.stats());
