@@ -104,12 +104,7 @@ impl BastFtl {
         let LogSlot { unit, in_order, .. } = self.logs[slot];
         let pos = self.u.fill[unit as usize];
         let at = if in_order && o > pos && self.padding {
-            let base = lbn as u64 * self.u.upp as u64;
-            let mut n = 0;
-            for k in pos..o {
-                n += self.u.copy(base + k as u64, unit, k, Cause::Padding) as u64;
-            }
-            self.u.stats.padding_pages += n;
+            self.u.stats.padding_pages += self.u.copy_range(lbn, unit, pos, o, Cause::Padding);
             o
         } else {
             pos

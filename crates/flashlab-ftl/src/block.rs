@@ -25,15 +25,9 @@ impl BlockFtl {
     fn rewrite(&mut self, lbn: u32, o: u32, lpn: u64) -> Result<(), FtlError> {
         let old = self.u.data[lbn as usize];
         let new = self.u.alloc(Some(self.u.group_of(old)))?;
-        let base = lbn as u64 * self.u.upp as u64;
-        let mut copied = 0;
-        for k in 0..self.u.lbn_pages(lbn) {
-            if k == o {
-                self.u.host_program(new, k, lpn);
-            } else {
-                copied += self.u.copy(base + k as u64, new, k, Cause::Merge) as u64;
-            }
-        }
+        let mut copied = self.u.copy_range(lbn, new, 0, o, Cause::Merge);
+        self.u.host_program(new, o, lpn);
+        copied += self.u.copy_range(lbn, new, o + 1, self.u.lbn_pages(lbn), Cause::Merge);
         self.u.stats.merge_copied_pages += copied;
         self.u.stats.merges_full += 1;
         self.u.erase_unit(old, Cause::Merge);

@@ -48,6 +48,9 @@ pub trait Mapping {
     fn gc_step(&mut self, _plane: u32) -> Result<GcStep, FtlError> {
         Ok(GcStep::Idle)
     }
+    /// Block-mapped schemes: copy merges in bulk (true, the default) or page by page
+    /// (the reference path tests compare the bulk one with; same results either way).
+    fn set_bulk_copies(&mut self, _on: bool) {}
 }
 
 /// Every mapping scheme (`ftl.mapping`).
@@ -173,6 +176,9 @@ impl Mapping for Ftl {
     fn gc_step(&mut self, plane: u32) -> Result<GcStep, FtlError> {
         each!(self, f => Mapping::gc_step(f, plane))
     }
+    fn set_bulk_copies(&mut self, on: bool) {
+        each!(self, f => Mapping::set_bulk_copies(f, on))
+    }
 }
 
 /// The page FTL through the interface (its inherent methods).
@@ -268,6 +274,9 @@ macro_rules! units_common {
         }
         fn check_invariants(&self) -> Result<(), $crate::FtlError> {
             self.u.check_all().and_then(|_| self.check_scheme()).map_err($crate::FtlError::Invariant)
+        }
+        fn set_bulk_copies(&mut self, on: bool) {
+            self.u.set_bulk_copies(on)
         }
     };
 }

@@ -18,6 +18,8 @@ use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::VecDeque;
 
+mod bulk;
+
 /// "No unit" / "no log slot".
 pub(crate) const NONE: u32 = u32::MAX;
 
@@ -49,6 +51,12 @@ pub(crate) struct Units {
     pub clock: u64,
     next_tag: u32,
     strict_ops: u64,
+    /// Scratch list of a bulk copy's destination offsets ([`Units::copy_range`]).
+    offs: Vec<u32>,
+    /// Position, old and new page of each copy of a recorded bulk copy, for the op log.
+    moves: Vec<(u32, u32, u32)>,
+    /// Merge copies in bulk (default) or page by page (the reference path).
+    bulk_copies: bool,
 }
 
 impl Units {
@@ -94,6 +102,9 @@ impl Units {
             clock: 0,
             next_tag: 0,
             strict_ops: 0,
+            offs: Vec::new(),
+            moves: Vec::new(),
+            bulk_copies: true,
             geo,
             s,
         })
@@ -255,11 +266,7 @@ impl Units {
     /// Copy the newest copy of every page of `lbn` at offsets `from..` into `unit` at
     /// the same offsets; returns the pages copied (merge traffic).
     pub fn copy_rest(&mut self, lbn: u32, unit: u32, from: u32) -> u64 {
-        let base = lbn as u64 * self.upp as u64;
-        let mut n = 0;
-        for k in from..self.lbn_pages(lbn) {
-            n += self.copy(base + k as u64, unit, k, Cause::Merge) as u64;
-        }
+        let n = self.copy_range(lbn, unit, from, self.lbn_pages(lbn), Cause::Merge);
         self.stats.merge_copied_pages += n;
         n
     }
@@ -294,6 +301,9 @@ impl Units {
     }
     pub fn take_ops(&mut self) -> std::vec::Drain<'_, FlashOp> {
         self.ops.drain(..)
+    }
+    pub fn set_bulk_copies(&mut self, on: bool) {
+        self.bulk_copies = on;
     }
     pub fn prefetch_map(&self, lpn: u64) {
         if let Some(e) = self.l2p.get(lpn as usize) {

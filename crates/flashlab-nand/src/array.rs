@@ -188,6 +188,31 @@ impl Nand {
         self.counters.add(OpKind::Program, cause, n as u64);
     }
 
+    /// Program the pages of `block` at offsets `offs` (strictly ascending, the first at
+    /// or beyond the write pointer) and leave the ones between them skipped: the state
+    /// and counters of [`Self::skip_to`] + [`Self::program_next`] per offset, with the
+    /// write pointer, valid count and counters updated once (merge copies in bulk).
+    pub fn program_offsets(&mut self, block: u32, offs: &[u32], cause: Cause) {
+        let (Some(&lo), Some(&hi)) = (offs.first(), offs.last()) else { return };
+        let b = block as usize;
+        assert!(
+            lo >= self.write_ptr[b] && hi < self.ppb,
+            "NAND: program of offsets {lo}..={hi} into block {block} at page {}",
+            self.write_ptr[b]
+        );
+        let first = block * self.ppb;
+        let mut prev = None;
+        for &o in offs {
+            assert!(prev < Some(o), "NAND: program offsets of block {block} not ascending at {o}");
+            prev = Some(o);
+            let page = first + o;
+            self.valid_bits[(page >> 6) as usize] |= 1u64 << (page & 63);
+        }
+        self.write_ptr[b] = hi + 1;
+        self.valid[b] += offs.len() as u32;
+        self.counters.add(OpKind::Program, cause, offs.len() as u64);
+    }
+
     /// Program `page`, which must be the next free page of its block.
     #[inline]
     pub fn program(&mut self, page: u32, cause: Cause) {
@@ -220,6 +245,25 @@ impl Nand {
         self.valid_bits[(page >> 6) as usize] &= !(1u64 << (page & 63));
         let b = self.block_of(page) as usize;
         self.valid[b] -= 1;
+    }
+
+    /// Mark the valid pages of `block` at offsets `lo..hi` invalid at once; returns how
+    /// many there were (the state of [`Self::invalidate`] on each of them).
+    pub fn invalidate_range(&mut self, block: u32, lo: u32, hi: u32) -> u32 {
+        assert!(lo <= hi && hi <= self.ppb, "NAND: invalidate of pages {lo}..{hi} of block {block}");
+        let first = self.first_page(block);
+        let (mut p, end) = (first + lo, first + hi);
+        let mut n = 0;
+        while p < end {
+            let bits = (end - p).min(64 - (p & 63));
+            let mask = if bits == 64 { u64::MAX } else { ((1u64 << bits) - 1) << (p & 63) };
+            let w = &mut self.valid_bits[(p >> 6) as usize];
+            n += (*w & mask).count_ones();
+            *w &= !mask;
+            p += bits;
+        }
+        self.valid[block as usize] -= n;
+        n
     }
 
     /// Mark every valid page of `block` invalid at once (its data was moved elsewhere).

@@ -157,3 +157,82 @@ fn program_span_beyond_the_block_panics() {
     n.program_next(1, Cause::Host);
     n.program_span(1, 3, Cause::Gc);
 }
+
+proptest! {
+    /// `program_offsets` (merge copies in bulk) leaves the state and counters of
+    /// `skip_to` + `program_next` per offset, from any write pointer, across bitmap words.
+    #[test]
+    fn program_offsets_equals_skip_and_program_next(ppb in 1u32..200, before in 0u32..200,
+                                                    picks in proptest::collection::vec(any::<bool>(), 0..200), block in 0u32..4) {
+        let before = before % (ppb + 1);
+        let offs: Vec<u32> = (before..ppb).zip(&picks).filter(|(_, &p)| p).map(|(o, _)| o).collect();
+        let geo = Geometry { pages_per_block: ppb, ..small() };
+        let (mut a, mut b) = (Nand::new(geo), Nand::new(geo));
+        for _ in 0..before {
+            a.program_next(block, Cause::Host);
+            b.program_next(block, Cause::Host);
+        }
+        a.program_offsets(block, &offs, Cause::Merge);
+        for &o in &offs {
+            b.skip_to(block, o);
+            b.program_next(block, Cause::Merge);
+        }
+        prop_assert_eq!(a.write_pointer(block), b.write_pointer(block));
+        prop_assert_eq!(a.valid_count(block), b.valid_count(block));
+        prop_assert_eq!(a.counters(), b.counters());
+        for p in 0..geo.pages() {
+            prop_assert_eq!(a.page_state(p), b.page_state(p));
+        }
+        a.check_all().unwrap();
+    }
+}
+
+#[test]
+#[should_panic(expected = "not ascending")]
+fn program_offsets_out_of_order_panics() {
+    let mut n = Nand::new(small());
+    n.program_offsets(1, &[2, 5, 4], Cause::Merge);
+}
+
+#[test]
+#[should_panic(expected = "program of offsets 1..=3")]
+fn program_offsets_behind_the_write_pointer_panics() {
+    let mut n = Nand::new(small());
+    n.program_span(1, 2, Cause::Host);
+    n.program_offsets(1, &[1, 3], Cause::Merge);
+}
+
+proptest! {
+    /// `invalidate_range` leaves the state of `invalidate` on each valid page of the range
+    /// and counts them, across bitmap words.
+    #[test]
+    fn invalidate_range_equals_invalidating_each_valid_page(ppb in 1u32..200, valid in proptest::collection::vec(any::<bool>(), 0..200),
+                                                           lo in 0u32..200, hi in 0u32..200, block in 0u32..4) {
+        let geo = Geometry { pages_per_block: ppb, ..small() };
+        let (mut a, mut b) = (Nand::new(geo), Nand::new(geo));
+        let wp = (valid.len() as u32).min(ppb);
+        for n in [&mut a, &mut b] {
+            n.program_span(block, wp, Cause::Host);
+            for (o, _) in valid.iter().enumerate().filter(|(_, &v)| !v).take(wp as usize) {
+                if (o as u32) < wp {
+                    n.invalidate(block * ppb + o as u32);
+                }
+            }
+        }
+        let (lo, hi) = { let (x, y) = (lo % (ppb + 1), hi % (ppb + 1)); (x.min(y), x.max(y)) };
+        let got = a.invalidate_range(block, lo, hi);
+        let mut want = 0;
+        for o in lo..hi {
+            if b.page_state(block * ppb + o) == PageState::Valid {
+                b.invalidate(block * ppb + o);
+                want += 1;
+            }
+        }
+        prop_assert_eq!(got, want);
+        prop_assert_eq!(a.valid_count(block), b.valid_count(block));
+        for p in 0..geo.pages() {
+            prop_assert_eq!(a.page_state(p), b.page_state(p));
+        }
+        a.check_all().unwrap();
+    }
+}

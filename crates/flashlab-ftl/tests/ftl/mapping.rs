@@ -318,3 +318,50 @@ fn docs_trace_agrees_with_the_hand_count() {
         assert_eq!(delta(&f, &OpCounters::default()), nand, "{scheme:?}");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Merge copies in bulk (`crates/flashlab-ftl/src/units/bulk.rs`) leave exactly the
+    /// state of the per-page copies (`set_bulk_copies(false)`): every mapping, content
+    /// tag, page state, block pointer, valid and erase count, the counters and the
+    /// statistics, and when recorded the same op log; blocks of 4 and 96 pages (bitmap
+    /// words crossed), 1 or 2 blocks a unit.
+    #[test]
+    fn bulk_copies_equal_per_page_copies(scheme in schemes(), sb in prop_oneof![Just(1u32), Just(2)],
+                                         ppb in prop_oneof![Just(4u32), Just(96)], logs in 2u32..5,
+                                         narrow in any::<bool>(), record in any::<bool>(), ops in ops()) {
+        let (mut bulk, mut per_page) = (ftl(scheme, 2, ppb, sb, logs), ftl(scheme, 2, ppb, sb, logs));
+        per_page.set_bulk_copies(false);
+        bulk.set_record_ops(record);
+        per_page.set_record_ops(record);
+        let logical = if narrow { 3 * (ppb * sb) as u64 } else { bulk.settings().logical_pages };
+        for op in ops {
+            let mut logs = Vec::new();
+            for f in [&mut bulk, &mut per_page] {
+                match op {
+                    Op::Write(l) => f.write(l % logical).unwrap(),
+                    Op::Trim(l) => f.trim(l % logical).unwrap(),
+                    Op::Read(l) => { f.read(l % logical).unwrap(); }
+                }
+                logs.push(f.take_ops().collect::<Vec<FlashOp>>());
+            }
+            prop_assert_eq!(&logs[0], &logs[1]);
+        }
+        prop_assert_eq!(bulk.nand().counters(), per_page.nand().counters());
+        prop_assert_eq!(bulk.stats(), per_page.stats());
+        for l in 0..bulk.settings().logical_pages {
+            prop_assert_eq!(bulk.lookup(l), per_page.lookup(l));
+            prop_assert_eq!(bulk.read(l).unwrap(), per_page.read(l).unwrap());
+        }
+        let (a, b) = (bulk.nand(), per_page.nand());
+        for blk in 0..a.geometry().blocks() {
+            prop_assert_eq!((a.write_pointer(blk), a.valid_count(blk), a.erase_count(blk)),
+                            (b.write_pointer(blk), b.valid_count(blk), b.erase_count(blk)));
+        }
+        for p in 0..a.geometry().pages() {
+            prop_assert_eq!(a.page_state(p), b.page_state(p));
+        }
+        bulk.check_invariants().unwrap();
+    }
+}
