@@ -2,7 +2,7 @@
 
 use crate::index::ClosedIndex;
 use crate::{FtlError, FtlSettings, StripeOrder};
-use flashlab_nand::{Cause, Geometry, Nand, OpKind};
+use flashlab_nand::{Cause, Geometry, Nand, OpKind, Table};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
@@ -98,11 +98,11 @@ pub struct PageFtl {
     pub(crate) s: FtlSettings,
     pub(crate) geo: Geometry,
     pub(crate) nand: Nand,
-    pub(crate) l2p: Vec<u32>,
-    pub(crate) p2l: Vec<u32>,
+    pub(crate) l2p: Table<u32>,
+    pub(crate) p2l: Table<u32>,
     pub(crate) tags: Vec<u32>,
     pub(crate) role: Vec<Role>,
-    pub(crate) close_time: Vec<u64>,
+    pub(crate) close_time: Table<u64>,
     pub(crate) free: Vec<VecDeque<u32>>,
     /// Open (frontier) block per plane and stream: `plane * slots + stream`, host
     /// streams first, then the GC streams.
@@ -192,11 +192,11 @@ impl PageFtl {
         let index = ClosedIndex::new(planes, bpp, geo.pages_per_block, s.victim.needs_buckets(), s.victim.needs_fifo());
         PageFtl {
             nand: Nand::new(geo),
-            l2p: vec![NO_PAGE; s.logical_pages as usize],
-            p2l: vec![NO_PAGE; geo.pages() as usize],
+            l2p: Table::new(NO_PAGE, s.logical_pages as usize),
+            p2l: Table::new(NO_PAGE, geo.pages() as usize),
             tags: if s.track_content { vec![0; geo.pages() as usize] } else { Vec::new() },
             role: vec![Role::Free; geo.blocks() as usize],
-            close_time: vec![0; geo.blocks() as usize],
+            close_time: Table::new(0, geo.blocks() as usize),
             free,
             open: vec![NO_BLOCK; (planes * slots) as usize],
             slots,

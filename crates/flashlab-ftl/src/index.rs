@@ -2,6 +2,7 @@
 //! (O(1) insert/remove, uniform sampling), valid-count buckets for greedy, and a
 //! FIFO queue for oldest-first. All arrays are flat and indexed by block id.
 
+use flashlab_nand::Table;
 use std::collections::VecDeque;
 
 const NIL: u32 = u32::MAX;
@@ -10,7 +11,7 @@ const NIL: u32 = u32::MAX;
 pub(crate) struct ClosedIndex {
     ppb: u32,
     /// Position of each block in its plane's list, or NIL.
-    pos: Vec<u32>,
+    pos: Table<u32>,
     pub(crate) lists: Vec<Vec<u32>>,
     buckets: Option<Buckets>,
     fifo: Option<Fifo>,
@@ -18,18 +19,18 @@ pub(crate) struct ClosedIndex {
 
 #[derive(Clone, Debug)]
 struct Buckets {
-    next: Vec<u32>,
-    prev: Vec<u32>,
+    next: Table<u32>,
+    prev: Table<u32>,
     /// head[plane * (ppb + 1) + valid]
     head: Vec<u32>,
     /// Valid count under which each block is filed.
-    filed: Vec<u32>,
+    filed: Table<u32>,
 }
 
 #[derive(Clone, Debug)]
 struct Fifo {
     queues: Vec<VecDeque<(u32, u32)>>,
-    stamp: Vec<u32>,
+    stamp: Table<u32>,
     next_stamp: u32,
 }
 
@@ -38,17 +39,17 @@ impl ClosedIndex {
         let blocks = (planes * blocks_per_plane) as usize;
         ClosedIndex {
             ppb,
-            pos: vec![NIL; blocks],
+            pos: Table::new(NIL, blocks),
             lists: (0..planes).map(|_| Vec::with_capacity(blocks_per_plane as usize)).collect(),
             buckets: buckets.then(|| Buckets {
-                next: vec![NIL; blocks],
-                prev: vec![NIL; blocks],
+                next: Table::new(NIL, blocks),
+                prev: Table::new(NIL, blocks),
                 head: vec![NIL; planes as usize * (ppb as usize + 1)],
-                filed: vec![0; blocks],
+                filed: Table::new(0, blocks),
             }),
             fifo: fifo.then(|| Fifo {
                 queues: (0..planes).map(|_| VecDeque::new()).collect(),
-                stamp: vec![0; blocks],
+                stamp: Table::new(0, blocks),
                 next_stamp: 0,
             }),
         }
