@@ -6,6 +6,7 @@ use flashlab_nand::{Cause, Geometry, Nand, OpKind, Table};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 /// Sentinel for "no physical page" / "no logical page".
@@ -137,6 +138,9 @@ pub struct PageFtl {
     /// When Some (DFTL), every logical page GC or wear levelling moved, in order, for the
     /// owner to drain (it keeps its own map of where pages are).
     pub(crate) moved: Option<Vec<u32>>,
+    /// The old block the previous [`Self::prefetch_page`] call prefetched for (a hint
+    /// only: the next call prefetches that block's greedy bucket neighbours).
+    prefetched_block: Cell<u32>,
 }
 
 /// Ask the CPU to bring the cache line holding `x` in (no effect elsewhere).
@@ -220,6 +224,7 @@ impl PageFtl {
             record_ops: false,
             strict_ops: 0,
             moved: None,
+            prefetched_block: Cell::new(NO_BLOCK),
             geo,
             s,
         }
@@ -318,6 +323,9 @@ impl PageFtl {
                 self.nand.prefetch_block(block);
                 prefetch(&self.role[block as usize]);
                 self.index.prefetch(block);
+                // One write later (its entry has arrived by now): the blocks it is
+                // linked to, whose entries its bucket move rewrites.
+                self.index.prefetch_neighbours(self.prefetched_block.replace(block));
             }
         }
     }

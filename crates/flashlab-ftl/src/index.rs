@@ -102,6 +102,24 @@ impl ClosedIndex {
         }
     }
 
+    /// Hint that `block` will move between greedy buckets soon: prefetch the entries
+    /// of its bucket neighbours (read from its own entry, prefetched earlier).
+    #[inline]
+    pub(crate) fn prefetch_neighbours(&self, block: u32) {
+        if self.buckets.is_none() {
+            return;
+        }
+        if let Some(&[pos, next, prev, _]) = self.entry.get(block as usize) {
+            if pos != NIL {
+                for b in [next, prev] {
+                    if let Some(e) = self.entry.get(b as usize) {
+                        crate::ftl::prefetch(e);
+                    }
+                }
+            }
+        }
+    }
+
     /// A closed block lost a valid page.
     #[inline]
     pub(crate) fn on_invalidate(&mut self, plane: u32, block: u32, valid_now: u32) {
