@@ -2,10 +2,11 @@
 
 use crate::index::ClosedIndex;
 use crate::{FtlError, FtlSettings, StripeOrder};
-use flashlab_nand::{Cause, Geometry, Nand, OpKind};
+use flashlab_nand::{Cause, Geometry, Nand, OpKind, Table};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 /// Sentinel for "no physical page" / "no logical page".
@@ -98,11 +99,11 @@ pub struct PageFtl {
     pub(crate) s: FtlSettings,
     pub(crate) geo: Geometry,
     pub(crate) nand: Nand,
-    pub(crate) l2p: Vec<u32>,
-    pub(crate) p2l: Vec<u32>,
+    pub(crate) l2p: Table<u32>,
+    pub(crate) p2l: Table<u32>,
     pub(crate) tags: Vec<u32>,
     pub(crate) role: Vec<Role>,
-    pub(crate) close_time: Vec<u64>,
+    pub(crate) close_time: Table<u64>,
     pub(crate) free: Vec<VecDeque<u32>>,
     /// Open (frontier) block per plane and stream: `plane * slots + stream`, host
     /// streams first, then the GC streams.
@@ -137,6 +138,9 @@ pub struct PageFtl {
     /// When Some (DFTL), every logical page GC or wear levelling moved, in order, for the
     /// owner to drain (it keeps its own map of where pages are).
     pub(crate) moved: Option<Vec<u32>>,
+    /// The old block the previous [`Self::prefetch_page`] call prefetched for (a hint
+    /// only: the next call prefetches that block's greedy bucket neighbours).
+    prefetched_block: Cell<u32>,
 }
 
 /// Ask the CPU to bring the cache line holding `x` in (no effect elsewhere).
@@ -192,11 +196,11 @@ impl PageFtl {
         let index = ClosedIndex::new(planes, bpp, geo.pages_per_block, s.victim.needs_buckets(), s.victim.needs_fifo());
         PageFtl {
             nand: Nand::new(geo),
-            l2p: vec![NO_PAGE; s.logical_pages as usize],
-            p2l: vec![NO_PAGE; geo.pages() as usize],
+            l2p: Table::new(NO_PAGE, s.logical_pages as usize),
+            p2l: Table::new(NO_PAGE, geo.pages() as usize),
             tags: if s.track_content { vec![0; geo.pages() as usize] } else { Vec::new() },
             role: vec![Role::Free; geo.blocks() as usize],
-            close_time: vec![0; geo.blocks() as usize],
+            close_time: Table::new(0, geo.blocks() as usize),
             free,
             open: vec![NO_BLOCK; (planes * slots) as usize],
             slots,
@@ -220,6 +224,7 @@ impl PageFtl {
             record_ops: false,
             strict_ops: 0,
             moved: None,
+            prefetched_block: Cell::new(NO_BLOCK),
             geo,
             s,
         }
@@ -318,6 +323,9 @@ impl PageFtl {
                 self.nand.prefetch_block(block);
                 prefetch(&self.role[block as usize]);
                 self.index.prefetch(block);
+                // One write later (its entry has arrived by now): the blocks it is
+                // linked to, whose entries its bucket move rewrites.
+                self.index.prefetch_neighbours(self.prefetched_block.replace(block));
             }
         }
     }

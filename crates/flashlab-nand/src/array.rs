@@ -2,7 +2,7 @@
 //! per-page validity bitmap. A page is *free* at or beyond its block's write
 //! pointer, *valid* when its bit is set, and *invalid* otherwise.
 
-use crate::{Cause, Geometry, OpCounters, OpKind};
+use crate::{Cause, Geometry, OpCounters, OpKind, Table};
 
 /// State of one physical page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,10 +32,10 @@ pub struct Nand {
     ppb_shift: u32,
     /// log2(blocks per plane) when it is a power of two, else u32::MAX.
     bpp_shift: u32,
-    write_ptr: Vec<u32>,
-    valid: Vec<u32>,
-    erase_count: Vec<u32>,
-    valid_bits: Vec<u64>,
+    write_ptr: Table<u32>,
+    valid: Table<u32>,
+    erase_count: Table<u32>,
+    valid_bits: Table<u64>,
     counters: OpCounters,
 }
 
@@ -57,10 +57,10 @@ impl Nand {
             } else {
                 u32::MAX
             },
-            write_ptr: vec![0; blocks],
-            valid: vec![0; blocks],
-            erase_count: vec![0; blocks],
-            valid_bits: vec![0; pages.div_ceil(64)],
+            write_ptr: Table::new(0, blocks),
+            valid: Table::new(0, blocks),
+            erase_count: Table::new(0, blocks),
+            valid_bits: Table::new(0, pages.div_ceil(64)),
             counters: OpCounters::default(),
         }
     }

@@ -15,7 +15,9 @@
 mod array;
 mod counters;
 mod geometry;
+mod table;
 
 pub use array::{BlockState, Nand, PageState};
 pub use counters::{Cause, OpCounters, OpKind, CAUSES};
 pub use geometry::{Geometry, GeometryError, PlaneAddr};
+pub use table::Table;
