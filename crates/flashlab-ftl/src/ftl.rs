@@ -6,8 +6,8 @@ use flashlab_nand::{Cause, Geometry, Nand, OpKind, Table};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
-use std::cell::Cell;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Sentinel for "no physical page" / "no logical page".
 pub const NO_PAGE: u32 = u32::MAX;
@@ -139,8 +139,10 @@ pub struct PageFtl {
     /// owner to drain (it keeps its own map of where pages are).
     pub(crate) moved: Option<Vec<u32>>,
     /// The old block the previous [`Self::prefetch_page`] call prefetched for (a hint
-    /// only: the next call prefetches that block's greedy bucket neighbours).
-    prefetched_block: Cell<u32>,
+    /// only: the next call prefetches that block's greedy bucket neighbours). Atomic
+    /// only so that the FTL stays `Sync` (Python's `Ssd` class needs it); a relaxed
+    /// load/store is a plain move.
+    prefetched_block: AtomicU32,
 }
 
 /// Ask the CPU to bring the cache line holding `x` in (no effect elsewhere).
@@ -224,7 +226,7 @@ impl PageFtl {
             record_ops: false,
             strict_ops: 0,
             moved: None,
-            prefetched_block: Cell::new(NO_BLOCK),
+            prefetched_block: AtomicU32::new(NO_BLOCK),
             geo,
             s,
         }
@@ -325,7 +327,9 @@ impl PageFtl {
                 self.index.prefetch(block);
                 // One write later (its entry has arrived by now): the blocks it is
                 // linked to, whose entries its bucket move rewrites.
-                self.index.prefetch_neighbours(self.prefetched_block.replace(block));
+                let previous = self.prefetched_block.load(Ordering::Relaxed);
+                self.prefetched_block.store(block, Ordering::Relaxed);
+                self.index.prefetch_neighbours(previous);
             }
         }
     }
