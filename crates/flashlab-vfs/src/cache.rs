@@ -522,27 +522,27 @@ impl<F: FileSystem> PageCache<F> {
             }
             // Read the page alone if read-ahead did not (it is off).
             let f = self.get_page(fd, inum, index, false)?;
-            let mut batch = [0usize; READ_BATCH as usize];
-            batch[0] = f;
+            // (frame, dirty) of each page of the batch, found once.
+            let mut batch = [(0usize, false); READ_BATCH as usize];
+            batch[0] = (f, false);
             let mut len = 1;
             while index + (len as u64) < last && len < batch.len() {
                 match self.pages.get(&(inum, index + len as u64)) {
-                    Some(&(f, _)) => batch[len] = f,
+                    Some(&p) => batch[len] = p,
                     None => break,
                 }
                 len += 1;
             }
             let tail = index + len as u64 - 1;
-            let start_async = self.marked[batch[len - 1]];
-            self.marked[batch[len - 1]] = false;
-            for (k, &f) in batch[..len].iter().enumerate() {
+            let start_async = self.marked[batch[len - 1].0];
+            self.marked[batch[len - 1].0] = false;
+            for (k, &(f, dirty)) in batch[..len].iter().enumerate() {
                 let i = index + k as u64;
                 if pos >= end {
                     break;
                 }
                 if k > 0 {
                     self.stats.page_hits += 1;
-                    let dirty = self.pages.get(&(inum, i)).is_some_and(|p| p.1);
                     self.touch_frame(f, (inum, i), dirty);
                 }
                 let s = (pos % PAGE_BYTES) as usize;
