@@ -451,6 +451,14 @@ impl RawConfig {
                 format!("{} is not less than the raw flash size, {raw_bytes} bytes (flashfs.flash.*)", f.prefill_bytes);
             return Err(ConfigError::Setting { key: "flashfs.prefill_bytes".into(), message });
         }
+        let written = f.prefill_bytes as u64 + f.prefill_dead_bytes as u64;
+        if written >= raw_bytes {
+            let message = format!(
+                "{} plus flashfs.prefill_bytes = {} is not less than the raw flash size, {raw_bytes} bytes (flashfs.flash.*)",
+                f.prefill_dead_bytes, f.prefill_bytes
+            );
+            return Err(ConfigError::Setting { key: "flashfs.prefill_dead_bytes".into(), message });
+        }
         Ok(self.flashfs.clone())
     }
 }

@@ -17,7 +17,11 @@ impl Fs {
     /// Empty LEBs to keep for writing the dirty index at commit.
     pub(crate) fn idx_reserve_lebs(&self) -> u32 {
         let zn = self.tnc.live_count() as u32;
-        let dirty = self.tnc.dirty_count() as u32;
+        // Index nodes the budgeted dirty pages may still dirty when they are
+        // written back (UBIFS's `idx_growth`, `calc_idx_growth`: one index
+        // node per new page, counted into `ubifs_calc_min_idx_lebs`).
+        let growth = (self.reserved_bytes / self.geo.max_node_bytes() as u64) as u32;
+        let dirty = self.tnc.dirty_count() as u32 + growth;
 
         let bytes = (dirty + zn / 4 + 2 * self.tnc.height() as u32 + 8) * self.max_znode_bytes();
         bytes.div_ceil(self.geo.leb_bytes - self.geo.min_io).max(1)
@@ -68,8 +72,13 @@ impl Fs {
         }
     }
 
+    /// LEBs the budget keeps back (`ubifs_calc_available`, budget.c): the
+    /// index's, GC's own LEB, one per journal head ("different write types
+    /// go to different heads") and, except for a deletion, the LEB kept for
+    /// deletions.
     fn reserve_bytes(&self, deletion: bool) -> u64 {
-        let lebs = self.idx_reserve_lebs() + if deletion { 1 } else { 2 } + self.hot_heads_in_use();
+        let jheads = (GC + 1) as u32 + self.hot_heads_in_use();
+        let lebs = self.idx_reserve_lebs() + 1 + jheads + if deletion { 0 } else { 1 };
         lebs as u64 * self.geo.leb_bytes as u64
     }
 

@@ -35,6 +35,12 @@ pub struct CampaignSettings {
     /// the campaign, so that GC has to move them; they must survive
     /// every cut.
     pub prefill_bytes: u32,
+    /// Bytes of short-lived files written interleaved with the prefill (a
+    /// share after each prefill file) and deleted before the campaign: the
+    /// prefill's LEBs are then partly dirty, as on an aged volume, so GC has
+    /// to move live data once free LEBs run out, rather than taking LEBs
+    /// that whole-file churn left entirely dirty. 0 = none.
+    pub prefill_dead_bytes: u32,
 }
 
 /// The default campaign cuts at every NAND operation of a run that reaches
@@ -57,6 +63,7 @@ impl Default for CampaignSettings {
             max_cut_points: 0,
             max_file_bytes: 24_000,
             prefill_bytes: 1_100_000,
+            prefill_dead_bytes: 0,
         }
     }
 }
@@ -75,6 +82,12 @@ impl CampaignSettings {
         }
         if self.workload_ops == 0 {
             return Err(SettingsError::new("workload_ops", "must be at least 1"));
+        }
+        if self.prefill_dead_bytes > 0 && self.prefill_bytes == 0 {
+            return Err(SettingsError::new(
+                "prefill_dead_bytes",
+                "needs prefill_bytes > 0 (it is interleaved with the prefill)",
+            ));
         }
         if self.max_file_bytes == 0 || self.max_file_bytes > 1 << 24 {
             return Err(SettingsError::new("max_file_bytes", "must be in 1..=16777216"));
@@ -270,14 +283,41 @@ fn build_base(s: &CampaignSettings) -> Result<Nand, String> {
     let mut ubi = ubi;
     let vol = ubi.create_volume("flashfs", 0).map_err(|e| e.to_string())?;
     let mut fs = Fs::format(ubi, vol, s.fs.clone()).map_err(|f| f.error.to_string())?;
-    for (path, data) in prefill(s) {
-        let prefill_err = |e: FsError| format!("prefill of flashfs.prefill_bytes = {}: {e}", s.prefill_bytes);
-        let fd = fs.create(&path).map_err(prefill_err)?;
-        fs.write(fd, 0, &data).map_err(prefill_err)?;
-        fs.close(fd).map_err(|e| e.to_string())?;
+    let files = prefill(s);
+    let dead = dead_shares(s.prefill_dead_bytes, files.len());
+    let dead_note = match s.prefill_dead_bytes {
+        0 => String::new(),
+        d => format!(" and flashfs.prefill_dead_bytes = {d}"),
+    };
+    let prefill_err = |e: FsError| format!("prefill of flashfs.prefill_bytes = {}{dead_note}: {e}", s.prefill_bytes);
+    for (i, (path, data)) in files.iter().enumerate() {
+        write_file(&mut fs, path, data).map_err(prefill_err)?;
+        if dead[i] > 0 {
+            write_file(&mut fs, &dead_path(i), &crate::model::pattern(!(i as u8), 0, dead[i])).map_err(prefill_err)?;
+        }
+    }
+    for i in (0..files.len()).filter(|i| dead[*i] > 0) {
+        fs.unlink(&dead_path(i)).map_err(prefill_err)?;
     }
     let ubi = fs.unmount().map_err(|f| f.error.to_string())?;
     Ok(ubi.into_nand())
+}
+
+fn write_file(fs: &mut Fs, path: &str, data: &[u8]) -> Result<(), FsError> {
+    let fd = fs.create(path)?;
+    fs.write(fd, 0, data)?;
+    fs.close(fd)
+}
+
+/// `/dead{i}`: outside the workload's paths ([`PATHS`]).
+fn dead_path(i: usize) -> String {
+    format!("/dead{i}")
+}
+
+/// `total` bytes split over `n` files as evenly as possible.
+fn dead_shares(total: u32, n: usize) -> Vec<u32> {
+    let n32 = n.max(1) as u32;
+    (0..n as u32).map(|i| total / n32 + u32::from(i < total % n32)).collect()
 }
 
 fn mount(nand: Nand, s: &CampaignSettings) -> Result<Fs, (Option<Nand>, FsError)> {

@@ -213,6 +213,20 @@ fn powercut_setup_and_media_errors_are_not_invariant_violations() {
         "flashlab: error: power-cut campaign could not run: format: prefill of flashfs.prefill_bytes = 2000000: ENOSPC"
     );
     assert_eq!(
+        error_line(&["fs", "powercut", p, "--set", "flashfs.prefill_dead_bytes=1000"]),
+        "flashlab: error: flashfs.prefill_dead_bytes: needs prefill_bytes > 0 (it is interleaved with the prefill)"
+    );
+    let set = ["--set", "flashfs.prefill_bytes=1000000", "--set", "flashfs.prefill_dead_bytes=1100000"];
+    assert_eq!(
+        error_line(&[&["fs", "powercut", p][..], &set].concat()),
+        "flashlab: error: flashfs.prefill_dead_bytes: 1100000 plus flashfs.prefill_bytes = 1000000 is not less than the raw flash size, 2097152 bytes (flashfs.flash.*)"
+    );
+    let set = ["--set", "flashfs.prefill_bytes=900000", "--set", "flashfs.prefill_dead_bytes=900000"];
+    assert_eq!(
+        error_line(&[&["fs", "powercut", p][..], &set].concat()),
+        "flashlab: error: power-cut campaign could not run: format: prefill of flashfs.prefill_bytes = 900000 and flashfs.prefill_dead_bytes = 900000: ENOSPC"
+    );
+    assert_eq!(
         error_line(&["fs", "powercut", p, "--set", "flashfs.fs.fanout=2"]),
         "flashlab: error: flashfs.fs.fanout: must be in 3..=64"
     );

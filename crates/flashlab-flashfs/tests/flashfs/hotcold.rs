@@ -171,7 +171,7 @@ fn every_switch_alone_and_together_keeps_data() {
     }
 }
 
-fn campaign(fs: FsSettings, prefill: u32, ops: u32, k: u64) {
+fn campaign(fs: FsSettings, prefill: (u32, u32), ops: u32, k: u64) -> flashlab_flashfs::Stats {
     let s = CampaignSettings {
         flash: NandSettings::small(32, 16, 2048),
         fs,
@@ -179,7 +179,8 @@ fn campaign(fs: FsSettings, prefill: u32, ops: u32, k: u64) {
         every_k_ops: k,
         workload_seed: 21,
         max_file_bytes: 16_000,
-        prefill_bytes: prefill,
+        prefill_bytes: prefill.0,
+        prefill_dead_bytes: prefill.1,
         ..CampaignSettings::default()
     };
     let t = std::time::Instant::now();
@@ -193,17 +194,21 @@ fn campaign(fs: FsSettings, prefill: u32, ops: u32, k: u64) {
     let st = r.workload_stats.unwrap();
     assert!(st.fs.hot_writes > 0, "{:?}", st.fs);
     assert!(st.fs.cold_only_commits >= 3, "the delay must be exercised: {:?}", st.fs);
+    st
 }
 
 #[test]
 fn powercut_campaign_all_optimisations_on() {
-    campaign(FsSettings { journal_max_buds: 8, hot_journal_max_buds: 8, ..all_on() }, 0, 500, 1);
+    campaign(FsSettings { journal_max_buds: 8, hot_journal_max_buds: 8, ..all_on() }, (0, 0), 500, 1);
 }
 
 #[test]
 fn powercut_campaign_all_optimisations_on_with_gc() {
     // Without the page cache: every write goes to the journal at once.
-    campaign(FsSettings { hot_journal_max_buds: 6, page_cache: false, ..all_on() }, 150_000, 400, 2);
+    // An aged volume (partly dirty prefill LEBs): 9 GC runs, 4 ENOSPC.
+    let fs = FsSettings { hot_journal_max_buds: 6, page_cache: false, ..all_on() };
+    let st = campaign(fs, (110_000, 80_000), 400, 2);
+    assert!(st.gc_runs > 0 && st.fs.enospc > 0, "GC and ENOSPC near full: {:?}", st.fs);
 }
 
 #[test]
@@ -216,7 +221,7 @@ fn powercut_campaign_delayed_commit_alone() {
         compression: Compression::Zstd,
         ..base()
     };
-    campaign(fs, 100_000, 650, 2);
+    campaign(fs, (100_000, 0), 650, 2);
 }
 
 mod model_based {
