@@ -35,7 +35,7 @@ pub fn region_of(r: &Req, journal: &[(u64, u64)]) -> Region {
     match r.cause {
         Cause::Data | Cause::Read | Cause::Discard => Region::Data,
         Cause::Journal => Region::Journal,
-        Cause::Metadata | Cause::Checkpoint => Region::Metadata,
+        Cause::Metadata | Cause::Checkpoint | Cause::MetaRead => Region::Metadata,
     }
 }
 

@@ -20,11 +20,15 @@ impl Ext4 {
     pub(crate) fn alloc_run(&mut self, goal: u64, want: u64) -> Ext4Result<(u64, u64)> {
         let goal = if goal >= self.lay.blocks { 0 } else { goal };
         let g0 = self.lay.group_of(goal);
-        let run = self
-            .run_at_goal(goal, want)
-            .or_else(|| self.scan(g0, goal, want, want))
-            .or_else(|| self.scan(g0, goal, want, 1));
+        // ext4_mb_find_by_goal loads the goal group's buddy.
+        self.need_block_bitmap(g0)?;
+        let at_goal = self.run_at_goal(goal, want);
+        if at_goal.is_none() {
+            self.mb_prefetch(g0)?;
+        }
+        let run = at_goal.or_else(|| self.scan(g0, goal, want, want)).or_else(|| self.scan(g0, goal, want, 1));
         let Some((p, n)) = run else { return Err(Errno::ENOSPC.into()) };
+        self.need_block_bitmap(self.lay.group_of(p))?;
         self.take(p, n);
         self.stats.allocations += 1;
         Ok((p, n))
@@ -74,6 +78,7 @@ impl Ext4 {
             let e = (start + len).min(self.lay.group_end(g));
             self.bmap.set_range(b, e - b);
             self.bfree[g as usize] -= e - b;
+            self.meta_blocks_taken(g);
             self.j.dirty(self.lay.block_bitmap(g));
             self.touch_group(g);
             b = e;
@@ -85,11 +90,12 @@ impl Ext4 {
     /// join the transaction; the blocks become allocatable once it commits
     /// (`ext4_mb_free_metadata`). Metadata blocks are forgotten and revoked
     /// (`EXT4_FREE_BLOCKS_FORGET` → `jbd2_journal_revoke`).
-    pub(crate) fn free_run(&mut self, start: u64, len: u64, metadata: bool) {
+    pub(crate) fn free_run(&mut self, start: u64, len: u64, metadata: bool) -> Ext4Result<()> {
         let mut b = start;
         while b < start + len {
             let g = self.lay.group_of(b);
             let e = (start + len).min(self.lay.group_end(g));
+            self.need_block_bitmap(g)?;
             self.j.dirty(self.lay.block_bitmap(g));
             self.touch_group(g);
             b = e;
@@ -108,6 +114,7 @@ impl Ext4 {
         }
         self.j.freed.push((start, len));
         self.stats.blocks_freed += len;
+        Ok(())
     }
 
     /// After the freeing transaction committed: the blocks are free.
@@ -132,10 +139,12 @@ impl Ext4 {
         let pg = self.lay.group_of_inode(parent);
         let g = if is_dir { self.find_group_orlov(parent, pg, name) } else { self.find_group_other(pg) };
         let g = g.ok_or(Errno::ENOSPC)?;
+        self.need_inode_bitmap(g)?;
         let ipg = self.lay.inodes_per_group as u64;
         let base = g as u64 * ipg + 1;
         let bit = self.imap.next_zero(base, base + ipg).ok_or(Errno::ENOSPC)?;
         self.imap.set(bit);
+        self.meta_inode_alloc(g, bit as u32);
         self.ifree[g as usize] -= 1;
         if is_dir {
             self.ndirs[g as usize] += 1;
@@ -146,8 +155,9 @@ impl Ext4 {
     }
 
     /// Frees inode `ino` (`ext4_free_inode`).
-    pub(crate) fn free_inode(&mut self, ino: u32, is_dir: bool) {
+    pub(crate) fn free_inode(&mut self, ino: u32, is_dir: bool) -> Ext4Result<()> {
         let g = self.lay.group_of_inode(ino);
+        self.need_inode_bitmap(g)?;
         self.imap.clear(ino as u64);
         self.ifree[g as usize] += 1;
         if is_dir {
@@ -155,7 +165,7 @@ impl Ext4 {
         }
         self.j.dirty(self.lay.inode_bitmap(g));
         self.touch_group(g);
-        self.touch_inode(ino);
+        self.touch_inode(ino)
     }
 
     fn averages(&self) -> (u64, u64, u64) {

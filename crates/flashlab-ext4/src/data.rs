@@ -46,6 +46,7 @@ impl Ext4 {
                 let lblk = self.inode(inum)?.extents.get(at).map_or(0, |e| e.lblk);
                 let goal = self.file_goal(inum, lblk);
                 let (p, _) = self.alloc_run(goal, 1)?;
+                self.meta_new(p);
                 let ino = self.inode_mut(inum)?;
                 if want_index {
                     ino.index.push(p)
@@ -58,7 +59,7 @@ impl Ext4 {
                 let ino = self.inode_mut(inum)?;
                 let b = if want_index { ino.index.pop() } else { ino.leaves.pop() };
                 if let Some(b) = b {
-                    self.free_run(b, 1, true);
+                    self.free_run(b, 1, true)?;
                 }
             }
         }
@@ -68,7 +69,7 @@ impl Ext4 {
         for b in [leaf, idx].into_iter().flatten() {
             self.j.dirty(b);
         }
-        self.touch_inode(inum);
+        self.touch_inode(inum)?;
         Ok(())
     }
 
@@ -122,6 +123,7 @@ impl Ext4 {
         }
         let mut l = first;
         while l < first + n {
+            self.need_extent_path(inum, l)?;
             let (p, cnt) = self.inode(inum)?.map_run(l, first + n - l);
             if p.is_none() {
                 let mut k = l;
@@ -168,12 +170,13 @@ impl Ext4 {
                 self.pending.bytes.truncate(keep * BLOCK as usize);
             }
         }
+        self.need_extent_tail(inum, from)?;
         let ino = self.inode_mut(inum)?;
         let is_dir = ino.is_dir;
         let freed = ino.cut_from(from);
         let last = ino.extents.len().saturating_sub(1);
         for &(s, l) in &freed {
-            self.free_run(s, l, is_dir);
+            self.free_run(s, l, is_dir)?;
         }
         self.fix_tree(inum, last)?;
         if self.s.content == Content::Bytes && !size.is_multiple_of(BLOCK) {
@@ -198,7 +201,7 @@ impl Ext4 {
             self.truncate_blocks(inum, size)?;
         }
         self.inode_mut(inum)?.size = size;
-        self.touch_inode(inum);
+        self.touch_inode(inum)?;
         Ok(())
     }
 
@@ -215,6 +218,7 @@ impl Ext4 {
         let mut l = b0;
         let mut done = self.io.clock_ns;
         while l < b1 {
+            self.need_extent_path(inum, l)?;
             let (p, cnt) = self.inode(inum)?.map_run(l, b1 - l);
             if let Some(p) = p {
                 done = done.max(self.submit_now(Op::Read, p, cnt, Cause::Read)?);
@@ -256,7 +260,7 @@ impl Ext4 {
         let old = self.inode(inum)?.size;
         let size = old.max(end);
         self.inode_mut(inum)?.size = size;
-        self.touch_inode(inum);
+        self.touch_inode(inum)?;
         let mut pos = offset;
         while pos < end {
             let index = pos / BLOCK;

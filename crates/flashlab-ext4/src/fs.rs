@@ -6,6 +6,7 @@ use crate::inode::{Dir, Inode};
 use crate::io::Io;
 use crate::journal::Journal;
 use crate::layout::{Layout, BLOCK, FIRST_INO, LOST_FOUND_INO, ROOT_INO};
+use crate::meta::MetaCache;
 use crate::settings::{Content, Ext4Settings};
 use crate::stats::Ext4Stats;
 use flashlab_sim::Ssd;
@@ -53,6 +54,8 @@ pub struct Ext4 {
     /// Per-block bytes (`content = "bytes"`).
     pub(crate) bytes: HashMap<u64, Box<[u8]>>,
     pub(crate) stats: Ext4Stats,
+    /// The buffer and inode caches (cold-cache metadata reads).
+    pub(crate) meta: MetaCache,
 }
 
 impl Ext4 {
@@ -90,6 +93,7 @@ impl Ext4 {
             tags: if s.content == Content::Tags { vec![0; lay.blocks as usize] } else { Vec::new() },
             bytes: HashMap::new(),
             stats: Ext4Stats::default(),
+            meta: MetaCache::default(),
             ssd,
             lay,
             s,
@@ -123,6 +127,7 @@ impl Ext4 {
         // Nothing of mkfs is journaled or counted.
         self.j.reset_running();
         self.stats = Ext4Stats::default();
+        self.meta_mount();
         Ok(())
     }
 
@@ -246,14 +251,17 @@ impl Ext4 {
 
     // ---- metadata dirtied in the running transaction ----
 
-    /// The inode's table block joins the transaction (`ext4_mark_iloc_dirty`).
-    pub(crate) fn touch_inode(&mut self, inum: u32) {
+    /// The inode's table block joins the transaction (`ext4_mark_iloc_dirty`),
+    /// read first if not cached (`ext4_reserve_inode_write`).
+    pub(crate) fn touch_inode(&mut self, inum: u32) -> Ext4Result<()> {
+        self.need_itable_write(inum)?;
         let b = self.lay.inode_block(inum);
         self.j.dirty(b);
         let tid = self.j.tid;
         if let Some(i) = self.inodes.get_mut(&inum) {
             i.sync_tid = tid;
         }
+        Ok(())
     }
 
     /// Group `g`'s descriptor block joins the transaction (`ext4_handle_dirty_metadata` on `gdp`).

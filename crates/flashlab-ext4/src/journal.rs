@@ -54,6 +54,10 @@ pub(crate) struct Journal {
     pub committed: VecDeque<Tx>,
     /// Block → the committed transaction holding its newest unwritten copy.
     pub cp: HashMap<u64, u64>,
+    /// Blocks written home by sync or the flusher whose buffers stay on the
+    /// checkpoint list (held) until the next commit cleans it
+    /// (`__jbd2_journal_clean_checkpoint_list`).
+    pub cp_clean: Vec<u64>,
     pub interval_ns: u64,
     pub expire_ns: u64,
     pub next_flush_ns: u64,
@@ -156,6 +160,7 @@ impl Ext4 {
         if self.j.running.is_empty() && self.j.freed.is_empty() && self.j.revokes == 0 {
             return Ok(());
         }
+        self.j.cp_clean.clear();
         let need = self.j.needed();
         self.make_room(need, fg)?;
         let blocks = std::mem::take(&mut self.j.running);
@@ -303,6 +308,7 @@ impl Ext4 {
             }
             if !home.is_empty() {
                 self.write_blocks(&mut home, Cause::Metadata, false)?;
+                self.j.cp_clean.extend_from_slice(&home);
             }
             self.j.release_tail();
         }

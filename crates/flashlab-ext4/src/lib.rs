@@ -11,6 +11,7 @@
 //! - `data`: delayed allocation at writeback, in-place overwrites, truncation;
 //! - `journal`: jbd2 ordered mode — commit, checkpoint, metadata writeback;
 //! - `io`: requests at the simulated clock, waits where Linux waits;
+//! - `meta`: metadata reads on a cold cache (buffer and inode caches);
 //! - `check`: the strict-mode invariants.
 //!
 //! See docs/host-fs.md (`## ext4-like model`) for the rules and what differs
@@ -29,6 +30,7 @@ mod journal;
 mod layout;
 mod mballoc;
 mod measured;
+mod meta;
 mod namei;
 mod settings;
 mod stats;

@@ -51,15 +51,19 @@ impl Ext4 {
         let goal = if goal >= self.lay.blocks { 0 } else { goal };
         let off = lblk - start;
         let take = want.min(len - off);
+        let g0 = self.lay.group_of(goal);
+        self.need_block_bitmap(g0)?;
         let at = if self.free_at(goal, len) {
             Some(goal)
         } else if len >= 2 && len.is_power_of_two() && len.trailing_zeros() <= MAX_ORDER {
-            self.buddy_scan(self.lay.group_of(goal), len.trailing_zeros())
+            self.mb_prefetch(g0)?;
+            self.buddy_scan(g0, len.trailing_zeros())
         } else {
             None
         };
         match at {
             Some(p) => {
+                self.need_block_bitmap(self.lay.group_of(p))?;
                 self.take(p + off, take);
                 self.stats.allocations += 1;
                 Ok((p + off, take))

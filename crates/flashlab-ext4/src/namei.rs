@@ -75,7 +75,7 @@ impl Ext4 {
         d.entries.insert(name.to_string(), (inum, idx as u32));
         let b = self.inode(dir)?.map(idx as u64).ok_or(Errno::EIO)?;
         self.j.dirty(b);
-        self.touch_inode(dir);
+        self.touch_inode(dir)?;
         Ok(())
     }
 
@@ -85,6 +85,7 @@ impl Ext4 {
         let idx = self.dir_of(dir)?.used.len() as u64;
         let goal = self.file_goal(dir, idx);
         let (p, _) = self.alloc_run(goal, 1)?;
+        self.meta_new(p);
         let ino = self.inode_mut(dir)?;
         let at = ino.insert(idx, p, 1);
         ino.size = (idx + 1) * BLOCK;
@@ -103,7 +104,7 @@ impl Ext4 {
         d.used[idx as usize] -= rec_len(name);
         let b = self.inode(dir)?.map(idx as u64).ok_or(Errno::EIO)?;
         self.j.dirty(b);
-        self.touch_inode(dir);
+        self.touch_inode(dir)?;
         Ok(inum)
     }
 
@@ -121,12 +122,12 @@ impl Ext4 {
             ino.dir = Some(Box::default());
         }
         self.inodes.insert(inum, ino);
-        self.touch_inode(inum);
+        self.touch_inode(inum)?;
         if is_dir {
             let r = self.dir_append_block(inum);
             if let Err(e) = r {
                 self.inodes.remove(&inum);
-                self.free_inode(inum, true);
+                self.free_inode(inum, true)?;
                 return Err(e);
             }
             if let Some(d) = self.inode_mut(inum)?.dir.as_deref_mut() {
@@ -152,8 +153,7 @@ impl Ext4 {
             self.pending.tags.clear();
             self.pending.bytes.clear();
         }
-        self.free_inode(inum, ino.is_dir);
-        Ok(())
+        self.free_inode(inum, ino.is_dir)
     }
 
     /// One link less; the inode goes with the last link unless open
@@ -162,7 +162,7 @@ impl Ext4 {
         let ino = self.inode_mut(inum)?;
         ino.nlink = ino.nlink.saturating_sub(if ino.is_dir { 2 } else { 1 });
         let (gone, open) = (ino.nlink == 0, ino.open > 0);
-        self.touch_inode(inum);
+        self.touch_inode(inum)?;
         if gone && open {
             self.touch_super();
         } else if gone {
@@ -236,7 +236,7 @@ impl Ext4 {
         }
         self.dir_remove_entry(fp, fname)?;
         self.dir_insert_entry(tp, tname, src)?;
-        self.touch_inode(src);
+        self.touch_inode(src)?;
         if is_dir && fp != tp {
             // ".." of the moved directory changes (its first block).
             let b = self.inode(src)?.map(0).ok_or(crate::error::Ext4Error::Errno(Errno::EIO))?;

@@ -59,6 +59,13 @@ pub struct Ext4Settings {
     /// draws a random one; the model's default is fixed (the one
     /// `scripts/ext4-kernel-check` gives mke2fs).
     pub hash_seed: String,
+    /// Metadata (bitmaps, inode tables, directories, extent trees) is read
+    /// from the device at first use after mount and after `drop_caches`
+    /// (the buffer cache, docs/host-fs.md); false keeps it all in memory.
+    pub metadata_reads: bool,
+    /// Inode-table blocks read ahead with an inode's (`-o
+    /// inode_readahead_blks=`, default 32; a power of two, 0 = none).
+    pub inode_readahead_blks: u32,
 }
 
 impl Default for Ext4Settings {
@@ -75,6 +82,8 @@ impl Default for Ext4Settings {
             content: Content::Tags,
             strict: false,
             hash_seed: DEFAULT_HASH_SEED.to_string(),
+            metadata_reads: true,
+            inode_readahead_blks: 32,
         }
     }
 }
@@ -109,6 +118,12 @@ impl Ext4Settings {
         }
         if !(1..=65536).contains(&self.queue_depth) {
             return Err(bad("queue_depth", "must be in 1..=65536"));
+        }
+        // ext4's parse_options: a power of two up to 2^30.
+        if self.inode_readahead_blks > 1 << 30
+            || (self.inode_readahead_blks != 0 && !self.inode_readahead_blks.is_power_of_two())
+        {
+            return Err(bad("inode_readahead_blks", "must be 0 or a power of two up to 1073741824"));
         }
         if crate::dirhash::parse_seed(&self.hash_seed).is_none() {
             return Err(bad("hash_seed", "must be a UUID such as 8f6b1c2e-4d3a-4b5c-9e7f-0a1b2c3d4e5f"));

@@ -18,6 +18,9 @@ pub enum Cause {
     Discard,
     /// File data read.
     Read,
+    /// Metadata read on a cold cache (bitmaps, inode tables, directory and
+    /// extent-tree blocks).
+    MetaRead,
 }
 
 /// Counters of the ext4 model (blocks are 4 KiB).
@@ -29,6 +32,9 @@ pub struct Ext4Stats {
     pub checkpoint_blocks_written: u64,
     pub discarded_blocks: u64,
     pub data_blocks_read: u64,
+    /// Metadata blocks read (cold buffer cache).
+    pub metadata_blocks_read: u64,
+    pub metadata_read_requests: u64,
     pub write_requests: u64,
     pub device_flushes: u64,
     pub commits: u64,
@@ -59,8 +65,12 @@ impl Ext4Stats {
             Cause::Checkpoint => self.checkpoint_blocks_written += blocks,
             Cause::Discard => self.discarded_blocks += blocks,
             Cause::Read => self.data_blocks_read += blocks,
+            Cause::MetaRead => {
+                self.metadata_blocks_read += blocks;
+                self.metadata_read_requests += 1;
+            }
         }
-        if !matches!(cause, Cause::Discard | Cause::Read) {
+        if !matches!(cause, Cause::Discard | Cause::Read | Cause::MetaRead) {
             self.write_requests += 1;
         }
     }

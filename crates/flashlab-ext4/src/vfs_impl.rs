@@ -53,6 +53,7 @@ impl Ext4 {
         if !home.is_empty() {
             let done = self.write_blocks(&mut home, Cause::Metadata, true)?;
             self.wait_until(done);
+            self.j.cp_clean.extend_from_slice(&home);
         }
         self.j.release_tail();
         Ok(())
@@ -88,11 +89,15 @@ impl FileSystem for Ext4 {
     }
 
     fn create(&mut self, path: &str) -> Ext4Result<Fd> {
-        self.run(|fs| fs.new_inode(path, false).map(|i| fs.new_fd(i)))
+        self.run(|fs| {
+            fs.need_path(path)?;
+            fs.new_inode(path, false).map(|i| fs.new_fd(i))
+        })
     }
 
     fn open(&mut self, path: &str) -> Ext4Result<Fd> {
         self.run(|fs| {
+            fs.need_path(path)?;
             let inum = fs.lookup(path)?;
             if fs.inode(inum)?.is_dir {
                 return Err(Errno::EISDIR.into());
@@ -115,6 +120,7 @@ impl FileSystem for Ext4 {
 
     fn truncate(&mut self, path: &str, size: u64) -> Ext4Result<()> {
         self.run(|fs| {
+            fs.need_path(path)?;
             let inum = fs.lookup(path)?;
             fs.set_size(inum, size)
         })
@@ -128,27 +134,47 @@ impl FileSystem for Ext4 {
     }
 
     fn unlink(&mut self, path: &str) -> Ext4Result<()> {
-        self.run(|fs| fs.do_unlink(path))
+        self.run(|fs| {
+            fs.need_path(path)?;
+            fs.do_unlink(path)
+        })
     }
 
     fn mkdir(&mut self, path: &str) -> Ext4Result<()> {
-        self.run(|fs| fs.new_inode(path, true).map(|_| ()))
+        self.run(|fs| {
+            fs.need_path(path)?;
+            fs.new_inode(path, true).map(|_| ())
+        })
     }
 
     fn rmdir(&mut self, path: &str) -> Ext4Result<()> {
-        self.run(|fs| fs.do_rmdir(path))
+        self.run(|fs| {
+            fs.need_path(path)?;
+            fs.do_rmdir(path)
+        })
     }
 
     fn rename(&mut self, from: &str, to: &str) -> Ext4Result<()> {
-        self.run(|fs| fs.do_rename(from, to))
+        self.run(|fs| {
+            fs.need_path(from)?;
+            fs.need_path(to)?;
+            fs.do_rename(from, to)
+        })
     }
 
     fn readdir(&mut self, path: &str) -> Ext4Result<Vec<DirEntry>> {
-        self.run(|fs| fs.do_readdir(path))
+        self.run(|fs| {
+            fs.need_path(path)?;
+            fs.need_readdir(path)?;
+            fs.do_readdir(path)
+        })
     }
 
     fn stat(&mut self, path: &str) -> Ext4Result<Stat> {
-        self.run(|fs| fs.lookup(path).and_then(|i| fs.stat_of(i)))
+        self.run(|fs| {
+            fs.need_path(path)?;
+            fs.lookup(path).and_then(|i| fs.stat_of(i))
+        })
     }
 
     fn fstat(&mut self, fd: Fd) -> Ext4Result<Stat> {
@@ -202,7 +228,7 @@ impl FileSystem for Ext4 {
             return Err(Errno::EISDIR.into());
         }
         ino.size = size;
-        self.touch_inode(inum);
+        self.touch_inode(inum)?;
         self.tx_started();
         Ok(())
     }
@@ -217,6 +243,15 @@ impl FileSystem for Ext4 {
 
     fn device_busy_ns(&self) -> u64 {
         self.io.busy_ns
+    }
+
+    /// `drop_caches`: the pending writeback run goes out first (its pages
+    /// are the cache's), then every clean metadata buffer and unpinned inode.
+    fn drop_caches(&mut self) -> Ext4Result<()> {
+        self.run(|fs| {
+            fs.meta_drop_clean();
+            Ok(())
+        })
     }
 
     fn advance_to(&mut self, now_ns: u64) -> Ext4Result<()> {

@@ -2,6 +2,8 @@ use flashlab_ext4::{content_tag, Cause, Content, Ext4, Ext4Settings, Layout, Req
 use flashlab_sim::{Op, Ssd};
 use flashlab_vfs::{CacheSettings, Errno, FileSystem, PageCache};
 
+#[path = "ext4/meta.rs"]
+mod meta;
 #[path = "ext4/oracle.rs"]
 mod oracle;
 
@@ -81,7 +83,8 @@ fn flush() -> Req {
 
 #[test]
 fn fsync_writes_data_then_descriptor_and_metadata_then_the_commit_block() {
-    let mut fs = Ext4::format(ssd(1024, true), Ext4Settings::default()).unwrap();
+    // Metadata all cached (the cold-cache reads are tested in ext4/meta.rs).
+    let mut fs = Ext4::format(ssd(1024, true), settings(|s| s.metadata_reads = false)).unwrap();
     fs.record_requests(true);
     let fd = fs.create("/f").unwrap();
     fs.write(fd, 0, &[7u8; 8192]).unwrap();
@@ -342,7 +345,7 @@ fn data_takes_power_of_two_aligned_buddies_when_the_goal_is_taken() {
 fn sync_commits_then_writes_the_committed_metadata_home() {
     // sync_filesystem: ext4_sync_fs commits, then sync_blockdev writes the block
     // device's dirty buffers (the kernel check saw them after every sync).
-    let mut fs = Ext4::format(ssd(1024, true), Ext4Settings::default()).unwrap();
+    let mut fs = Ext4::format(ssd(1024, true), settings(|s| s.metadata_reads = false)).unwrap();
     fs.record_requests(true);
     let fd = fs.create("/f").unwrap();
     fs.write(fd, 0, &[7u8; 8192]).unwrap();
