@@ -32,13 +32,13 @@ impl F2fs {
 
     /// Writes block `off` of a two-copy metadata area (SIT, NAT) at the copy
     /// not in use (`__start_sit_addr` / `current_nat_addr` alternate).
-    fn write_meta_pair(&mut self, base: u32, off: u32) -> F2fsResult<()> {
+    fn write_meta_pair(&mut self, base: u32, off: u32) -> F2fsResult<u64> {
         let seg = off / BLKS_PER_SEG;
         let copy = (self.cp_ver % 2) as u32;
         let blk = base + (seg * 2 + copy) * BLKS_PER_SEG + off % BLKS_PER_SEG;
         self.io.write(META, blk as u64)?;
         self.stats.checkpoint_blocks_written += 1;
-        Ok(())
+        Ok(blk as u64)
     }
 
     /// `f2fs_write_checkpoint`: `block_operations` (dirty dentry pages,
@@ -51,8 +51,12 @@ impl F2fs {
         self.write_dirty_nodes()?;
         let orphans = self.inodes.values().filter(|i| i.nlink == 0).count() as u64;
         self.io.wait_all()?;
-        for b in self.nm.checkpoint() {
-            self.write_meta_pair(self.lay.nat_blkaddr, b)?;
+        let nids = self.nm.nat_dirty_list.clone();
+        let nat_blocks = self.nm.checkpoint();
+        self.meta_nat_flushed(&nids, nat_blocks.is_empty());
+        for b in nat_blocks {
+            let at = self.write_meta_pair(self.lay.nat_blkaddr, b)?;
+            self.meta_nat_written(b, at);
         }
         let sit = std::mem::take(&mut self.sm.sit_dirty_list);
         if sit.len() > SIT_JOURNAL_ENTRIES {

@@ -104,6 +104,8 @@ pub struct F2fs {
     /// Pages the page cache has reserved.
     pub(crate) reserved_pages: u64,
     pub(crate) stats: F2fsStats,
+    /// Node, NAT and dentry pages and inodes cached (cold-cache reads).
+    pub(crate) meta: crate::meta::MetaCache,
 }
 
 impl F2fs {
@@ -136,8 +138,10 @@ impl F2fs {
             last_cp_ns: 0,
             reserved_pages: 0,
             stats: F2fsStats::default(),
+            meta: Default::default(),
         };
         fs.mkfs()?;
+        fs.meta_mount();
         Ok(fs)
     }
 
@@ -327,6 +331,7 @@ impl F2fs {
     /// The nid holding file block `index`'s address, created (with its
     /// indirect parents) if missing (`f2fs_get_dnode_of_data(ALLOC_NODE)`).
     pub(crate) fn holder_nid(&mut self, ino: u32, index: u64, create: bool) -> F2fsResult<u32> {
+        self.need_dnode(ino, index)?;
         let k = match node::holder_of(index) {
             Holder::Inode => return Ok(ino),
             Holder::Direct(k) => k,
@@ -345,7 +350,7 @@ impl F2fs {
             i.dnodes.resize(k as usize + 1, 0);
         }
         i.dnodes[k as usize] = nid;
-        self.nm.mark_dirty(parent);
+        self.dirty_node(parent)?;
         Ok(nid)
     }
 
@@ -363,7 +368,7 @@ impl F2fs {
             } else {
                 let d = self.nm.alloc(NodeKind::Indirect, Some(ino)).ok_or(Errno::ENOSPC)?;
                 self.ino_mut(ino)?.dind = d;
-                self.nm.mark_dirty(ino);
+                self.dirty_node(ino)?;
                 d
             }
         };
@@ -373,7 +378,7 @@ impl F2fs {
             i.inds.resize(j as usize + 1, 0);
         }
         i.inds[j as usize] = nid;
-        self.nm.mark_dirty(parent);
+        self.dirty_node(parent)?;
         Ok(nid)
     }
 
@@ -425,7 +430,7 @@ impl F2fs {
             i.blocks.resize(index as usize + 1, NONE);
         }
         i.blocks[index as usize] = b;
-        self.nm.mark_dirty(holder);
+        self.dirty_node(holder)?;
         self.io.write(t as usize, self.dev_blk(b))?;
         match why {
             DataWrite::Normal => self.stats.data_blocks_written += 1,
@@ -466,6 +471,7 @@ impl F2fs {
         self.nm.addr[nid as usize] = b;
         self.nm.mark_nat_dirty(nid);
         self.nm.clean(nid);
+        self.meta_in_memory(nid);
         self.io.write(t as usize, self.dev_blk(b))?;
         if gc {
             self.stats.gc_node_blocks_moved += 1;
@@ -504,6 +510,7 @@ impl F2fs {
             i.size = BLOCK_BYTES;
         }
         self.dirty_dents.insert((dir, 0));
+        self.meta_dent_in_memory(dir, 0);
         self.nm.mark_dirty(dir);
         self.dirty_since_cp = true;
     }
@@ -524,7 +531,8 @@ impl F2fs {
         d.dent_slots[blk] += slots;
         d.entries.insert(name.to_string(), (child, blk as u32));
         self.dirty_dents.insert((dir, blk as u32));
-        self.nm.mark_dirty(dir);
+        self.meta_dent_in_memory(dir, blk as u32);
+        self.dirty_node(dir)?;
         self.dirty_since_cp = true;
         Ok(())
     }
@@ -542,12 +550,13 @@ impl F2fs {
             if old != NONE {
                 self.sm.invalidate(old);
                 let h = self.holder_nid(dir, blk as u64, false)?;
-                self.nm.mark_dirty(h);
+                self.dirty_node(h)?;
             }
         } else {
             self.dirty_dents.insert((dir, blk));
+            self.meta_dent_in_memory(dir, blk);
         }
-        self.nm.mark_dirty(dir);
+        self.dirty_node(dir)?;
         self.dirty_since_cp = true;
         Ok(child)
     }

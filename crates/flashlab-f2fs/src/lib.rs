@@ -11,6 +11,7 @@
 //! - `gc`: foreground greedy and background cost-benefit cleaning;
 //! - `checkpoint`: checkpoints, roll-forward fsync, discard, timers;
 //! - `io`: requests to the SSD at the simulated clock;
+//! - `meta`: node, NAT and dentry reads on a cold cache;
 //! - `invariants`: strict-mode checks.
 //!
 //! No file I/O, no wall clock.
@@ -24,6 +25,7 @@ mod invariants;
 mod io;
 pub mod layout;
 mod measured;
+mod meta;
 mod node;
 mod ns;
 mod seg;

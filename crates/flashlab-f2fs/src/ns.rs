@@ -158,7 +158,7 @@ impl F2fs {
         for (k, b) in gone {
             self.sm.invalidate(b);
             let h = self.holder_nid(ino, k, false)?;
-            self.nm.mark_dirty(h);
+            self.dirty_node(h)?;
         }
         // Direct nodes wholly past the end, then indirect nodes with no child left.
         let i = self.ino_mut(ino)?;
@@ -180,10 +180,10 @@ impl F2fs {
         }
         if has_parent_changes {
             // The parents' pointers changed: the inode and the remaining indirect nodes.
-            self.nm.mark_dirty(ino);
+            self.dirty_node(ino)?;
             let inds = self.ino(ino)?.inds.clone();
             for n in inds.into_iter().filter(|&n| n != 0) {
-                self.nm.mark_dirty(n);
+                self.dirty_node(n)?;
             }
         }
         self.dirty_since_cp = true;
@@ -213,7 +213,7 @@ impl F2fs {
             }
         }
         self.ino_mut(ino)?.size = size;
-        self.nm.mark_dirty(ino);
+        self.dirty_node(ino)?;
         self.dirty_since_cp = true;
         Ok(())
     }
@@ -236,7 +236,7 @@ impl F2fs {
         if gone {
             self.evict(ino)?;
         } else {
-            self.nm.mark_dirty(ino);
+            self.dirty_node(ino)?;
         }
         Ok(())
     }
@@ -319,7 +319,7 @@ impl F2fs {
         }
         let s = self.ino_mut(src)?;
         s.parent = ddir;
-        self.nm.mark_dirty(src);
+        self.dirty_node(src)?;
         Ok(())
     }
 
@@ -380,6 +380,7 @@ impl F2fs {
             return Ok(Vec::new());
         }
         let (first, last) = (offset / BLOCK_BYTES, (end - 1) / BLOCK_BYTES);
+        self.need_dnodes(ino, first, last)?;
         let blocks: Vec<u32> =
             (first..=last).map(|k| self.inodes[&ino].blocks.get(k as usize).copied().unwrap_or(NONE)).collect();
         let mut run: Option<(u64, u64)> = None;
@@ -446,7 +447,7 @@ impl F2fs {
             return Err(Errno::EISDIR.into());
         }
         i.size = size;
-        self.nm.mark_dirty(ino);
+        self.dirty_node(ino)?;
         self.dirty_since_cp = true;
         Ok(())
     }

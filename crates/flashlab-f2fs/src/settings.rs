@@ -119,6 +119,10 @@ pub struct F2fsSettings {
     pub max_bio_blocks: u32,
     /// Check the invariants after every call (slow).
     pub strict: bool,
+    /// Node, NAT and dentry blocks are read from the device at first use
+    /// after mount and after `drop_caches` (docs/host-fs.md); false keeps
+    /// them all in memory.
+    pub metadata_reads: bool,
 }
 
 impl Default for F2fsSettings {
@@ -143,6 +147,7 @@ impl Default for F2fsSettings {
             queue_depth: 32,
             max_bio_blocks: 256,
             strict: false,
+            metadata_reads: true,
         }
     }
 }

@@ -30,6 +30,12 @@ pub struct F2fsStats {
     pub gc_blocks_read: u64,
     /// Data blocks read for the file API.
     pub data_blocks_read: u64,
+    /// Node blocks read on a cold cache (inodes, direct and indirect nodes).
+    pub node_blocks_read: u64,
+    /// NAT blocks read on a cold cache.
+    pub nat_blocks_read: u64,
+    /// Dentry blocks read on a cold cache.
+    pub dentry_blocks_read: u64,
     /// Blocks mkfs wrote and TRIMmed (not in the counts above).
     pub mkfs_blocks_written: u64,
     pub checkpoints: u64,

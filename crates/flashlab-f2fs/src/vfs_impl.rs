@@ -45,11 +45,17 @@ impl FileSystem for F2fs {
     }
 
     fn create(&mut self, path: &str) -> F2fsResult<Fd> {
-        self.run(|fs| F2fs::create(fs, path))
+        self.run(|fs| {
+            fs.need_path(path)?;
+            F2fs::create(fs, path)
+        })
     }
 
     fn open(&mut self, path: &str) -> F2fsResult<Fd> {
-        self.run(|fs| F2fs::open(fs, path))
+        self.run(|fs| {
+            fs.need_path(path)?;
+            F2fs::open(fs, path)
+        })
     }
 
     fn close(&mut self, fd: Fd) -> F2fsResult<()> {
@@ -65,7 +71,10 @@ impl FileSystem for F2fs {
     }
 
     fn truncate(&mut self, path: &str, size: u64) -> F2fsResult<()> {
-        self.run(|fs| F2fs::truncate(fs, path, size))
+        self.run(|fs| {
+            fs.need_path(path)?;
+            F2fs::truncate(fs, path, size)
+        })
     }
 
     fn ftruncate(&mut self, fd: Fd, size: u64) -> F2fsResult<()> {
@@ -73,26 +82,42 @@ impl FileSystem for F2fs {
     }
 
     fn unlink(&mut self, path: &str) -> F2fsResult<()> {
-        self.run(|fs| F2fs::unlink(fs, path))
+        self.run(|fs| {
+            fs.need_path(path)?;
+            F2fs::unlink(fs, path)
+        })
     }
 
     fn mkdir(&mut self, path: &str) -> F2fsResult<()> {
-        self.run(|fs| F2fs::mkdir(fs, path))
+        self.run(|fs| {
+            fs.need_path(path)?;
+            F2fs::mkdir(fs, path)
+        })
     }
 
     fn rmdir(&mut self, path: &str) -> F2fsResult<()> {
-        self.run(|fs| F2fs::rmdir(fs, path))
+        self.run(|fs| {
+            fs.need_path(path)?;
+            F2fs::rmdir(fs, path)
+        })
     }
 
     fn rename(&mut self, from: &str, to: &str) -> F2fsResult<()> {
-        self.run(|fs| F2fs::rename(fs, from, to))
+        self.run(|fs| {
+            fs.need_path(from)?;
+            fs.need_path(to)?;
+            F2fs::rename(fs, from, to)
+        })
     }
 
     fn readdir(&mut self, path: &str) -> F2fsResult<Vec<DirEntry>> {
+        self.need_path(path)?;
+        self.need_readdir(path)?;
         F2fs::readdir(self, path)
     }
 
     fn stat(&mut self, path: &str) -> F2fsResult<Stat> {
+        self.need_path(path)?;
         F2fs::stat(self, path)
     }
 
@@ -146,6 +171,14 @@ impl FileSystem for F2fs {
 
     fn device_busy_ns(&self) -> u64 {
         self.io.waited_ns
+    }
+
+    /// `drop_caches`: clean node, NAT and dentry pages, clean NAT entries
+    /// and unpinned inodes leave the caches.
+    fn drop_caches(&mut self) -> F2fsResult<()> {
+        self.io.submit_all()?;
+        self.meta_drop_clean();
+        Ok(())
     }
 
     fn advance_to(&mut self, now_ns: u64) -> F2fsResult<()> {

@@ -6,6 +6,7 @@ use flashlab_f2fs::{best_overprovision, F2fs, F2fsSettings, IpuPolicy, KernelRul
 use flashlab_sim::Ssd;
 use flashlab_vfs::{CacheSettings, Errno, Fd, FileSystem, PageCache};
 
+mod meta;
 mod oracle;
 
 const MIB: u64 = 1 << 20;
