@@ -245,6 +245,10 @@ impl FileSystem for Ext4 {
         self.io.busy_ns
     }
 
+    fn fs_clock_ns(&self) -> Option<u64> {
+        Some(self.io.clock_ns)
+    }
+
     /// `drop_caches`: the pending writeback run goes out first (its pages
     /// are the cache's), then every clean metadata buffer and unpinned inode.
     fn drop_caches(&mut self) -> Ext4Result<()> {

@@ -127,7 +127,8 @@ impl F2fs {
     }
 
     /// Reads `blocks` (device blocks, in order), one request per run of
-    /// consecutive ones, and waits.
+    /// consecutive ones, and waits. The logs' merged write bios stay open (a
+    /// node read does not submit them: `f2fs_submit_page_bio` is its own bio).
     fn read_meta(&mut self, blocks: &[u64]) -> F2fsResult<()> {
         let mut run: Option<(u64, u64)> = None;
         let mut done = self.io.clock_ns;
@@ -135,7 +136,6 @@ impl F2fs {
             run = match run {
                 Some((s, n)) if s + n == b => Some((s, n + 1)),
                 Some((s, n)) => {
-                    self.io.submit_all()?;
                     done = done.max(self.io.read(s, n)?);
                     Some((b, 1))
                 }
@@ -143,7 +143,6 @@ impl F2fs {
             };
         }
         if let Some((s, n)) = run {
-            self.io.submit_all()?;
             done = done.max(self.io.read(s, n)?);
         }
         self.io.wait_for(done);

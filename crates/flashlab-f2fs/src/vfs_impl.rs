@@ -173,6 +173,10 @@ impl FileSystem for F2fs {
         self.io.waited_ns
     }
 
+    fn fs_clock_ns(&self) -> Option<u64> {
+        Some(self.io.clock_ns)
+    }
+
     /// `drop_caches`: clean node, NAT and dentry pages, clean NAT entries
     /// and unpinned inodes leave the caches.
     fn drop_caches(&mut self) -> F2fsResult<()> {

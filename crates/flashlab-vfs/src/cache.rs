@@ -191,9 +191,18 @@ impl<F: FileSystem> PageCache<F> {
         Ok(self.fs.device_busy_ns())
     }
 
-    /// End of a call: the caller waited for the device time it used.
+    /// End of a call: the caller waited for the device time it used. A call
+    /// that waited returns no earlier than the file system's clock: when the
+    /// flusher's writeback left the file system's clock ahead (the device
+    /// busy with it), an fsync or a read waits behind that work too.
     fn leave<T>(&mut self, dev0: u64, r: Result<T, F::Error>) -> Result<T, F::Error> {
-        self.now_ns += self.fs.device_busy_ns().saturating_sub(dev0);
+        let waited = self.fs.device_busy_ns().saturating_sub(dev0);
+        self.now_ns += waited;
+        if waited > 0 {
+            if let Some(t) = self.fs.fs_clock_ns() {
+                self.now_ns = self.now_ns.max(t);
+            }
+        }
         r
     }
 

@@ -133,6 +133,13 @@ pub trait FileSystem {
     fn clock_ns(&self) -> u64 {
         self.device_busy_ns()
     }
+    /// The file system's own clock, where it issues its next request, if it
+    /// keeps one. Background work (the flusher's writeback waiting for a
+    /// queue slot) moves it ahead of the caller's; a call that then waits for
+    /// the device cannot return before it. Default: none.
+    fn fs_clock_ns(&self) -> Option<u64> {
+        None
+    }
     /// Drops every clean cached page (`echo 3 > /proc/sys/vm/drop_caches`),
     /// so later reads reach the device; writes nothing. Default: no cache.
     fn drop_caches(&mut self) -> Result<(), Self::Error> {

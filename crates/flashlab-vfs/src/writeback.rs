@@ -37,6 +37,9 @@ impl<F: FileSystem> PageCache<F> {
     /// check.
     pub(crate) fn periodic(&mut self) -> Result<(), F::Error> {
         self.next_flush_ns += self.cfg.writeback_interval_ns();
+        // The flusher issues its writeback when it wakes, not at the file
+        // system's last call: its clock moves to the wake-up first.
+        self.fs.advance_to(self.now_ns)?;
         if let Some(cut) = self.now_ns.checked_sub(self.cfg.expire_ns()) {
             for inum in self.dirty_inodes(Some(cut)) {
                 self.write_back_inode(inum, Reason::Periodic)?;

@@ -309,6 +309,35 @@ fn timed_requests_advance_the_clock() {
     assert!(c.inner().device_busy_ns() > 0);
 }
 
+/// The flusher's writeback (background, not charged to the writer) can
+/// leave the file system's clock ahead of the application's; an fsync must
+/// still return only after the file's data is on the device — at or after
+/// the file system's clock, never before it.
+#[test]
+fn fsync_after_background_writeback_waits_for_the_device() {
+    // 1000 dirty pages stay below the background threshold (10 % of 64 MiB)
+    // until they expire (30 s): the flusher's wake-up at 35 s writes them
+    // back through a queue of 2 small requests, waiting for the device
+    // while the writer is not charged.
+    let cfg = CacheSettings { memory_mib: 64, ..Default::default() };
+    let f2 = F2fsSettings { queue_depth: 2, max_bio_blocks: 16, ..strict() };
+    let mut c = PageCache::new(F2fs::format(ssd(160, true), f2).unwrap(), cfg, 0);
+    let fd: Fd = c.create("/a").unwrap();
+    for k in 0..1000u64 {
+        c.write(fd, k * 4096, &page(k)).unwrap();
+    }
+    c.idle_until(35_000_000_001).unwrap();
+    assert!(c.inner().now_ns() > c.now_ns(), "the flusher ran the file system's clock ahead");
+    c.write(fd, 0, &page(7)).unwrap();
+    c.fsync(fd).unwrap();
+    assert!(
+        c.now_ns() >= c.inner().now_ns(),
+        "fsync returned at {} before the device was done at {}",
+        c.now_ns(),
+        c.inner().now_ns()
+    );
+}
+
 #[test]
 fn at_95_percent_utilisation_cleaning_costs_show() {
     // Through the page cache, with simulated time passing (checkpoints every 60 s),
