@@ -39,18 +39,20 @@ pub struct CampaignSettings {
     /// share after each prefill file) and deleted before the campaign: the
     /// prefill's LEBs are then partly dirty, as on an aged volume, so GC has
     /// to move live data once free LEBs run out, rather than taking LEBs
-    /// that whole-file churn left entirely dirty. 0 = none.
+    /// that whole-file churn left entirely dirty. 0 = none; nothing without
+    /// a prefill.
     pub prefill_dead_bytes: u32,
 }
 
 /// The default campaign cuts at every NAND operation of a run that reaches
 /// each kind of write flashfs makes, so that its cut points are not more of
-/// the same: 1.1 MB of older files on the 2 MiB device leave GC work (moves,
-/// the syncs before a victim is unmapped, unmaps), 600 operations give
-/// journal writes of every head, log references, commits (index, LPT,
-/// orphans, commit-start node, master, unmaps) and ENOSPC near full, and
-/// the run ends with a sync, a clean unmount (its commit and master write)
-/// and a remount (its master write). About 2 000 cut points.
+/// the same: 1.0 MB of older files on the 2 MiB device, written interleaved
+/// with 120 KB of files deleted before the run (an aged volume), leave GC
+/// work (moves, the syncs before a victim is unmapped, unmaps), 600
+/// operations give journal writes of every head, log references, commits
+/// (index, LPT, orphans, commit-start node, master, unmaps) and ENOSPC near
+/// full, and the run ends with a sync, a clean unmount (its commit and
+/// master write) and a remount (its master write). About 2 600 cut points.
 impl Default for CampaignSettings {
     fn default() -> Self {
         Self {
@@ -62,8 +64,8 @@ impl Default for CampaignSettings {
             every_k_ops: 1,
             max_cut_points: 0,
             max_file_bytes: 24_000,
-            prefill_bytes: 1_100_000,
-            prefill_dead_bytes: 0,
+            prefill_bytes: 1_000_000,
+            prefill_dead_bytes: 120_000,
         }
     }
 }
@@ -82,12 +84,6 @@ impl CampaignSettings {
         }
         if self.workload_ops == 0 {
             return Err(SettingsError::new("workload_ops", "must be at least 1"));
-        }
-        if self.prefill_dead_bytes > 0 && self.prefill_bytes == 0 {
-            return Err(SettingsError::new(
-                "prefill_dead_bytes",
-                "needs prefill_bytes > 0 (it is interleaved with the prefill)",
-            ));
         }
         if self.max_file_bytes == 0 || self.max_file_bytes > 1 << 24 {
             return Err(SettingsError::new("max_file_bytes", "must be in 1..=16777216"));

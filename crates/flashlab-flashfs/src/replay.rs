@@ -1,12 +1,14 @@
 //! Journal replay: read the log from the master's log LEB (a commit-start
 //! node with the master's commit number, then reference nodes with larger
 //! sequence numbers), scan each bud from its reference offset up to the
-//! first empty or corrupt spot, keep complete groups only, and apply all
-//! nodes in sequence-number order to the index.
+//! first empty or corrupt spot, keep complete groups only (except in the GC
+//! head's buds: GC copies nodes one by one, group flags and all, and UBIFS
+//! keeps its GC head ungrouped, `c->jheads[GCHD].grouped = 0`), and apply
+//! all nodes in sequence-number order to the index.
 
 use crate::codec::{parse_hdr, parse_node};
 use crate::error::FsResult;
-use crate::fs::{Fs, F_BUD};
+use crate::fs::{Fs, F_BUD, GC};
 use crate::key::{Key, KIND_DATA, KIND_DENT};
 use crate::node::{align, Bad, Hdr, Loc, MstNode, Node, G_IN, G_NONE, HDR};
 use flashlab_mtd::Cause;
@@ -14,6 +16,8 @@ use flashlab_mtd::Cause;
 struct Bud {
     lnum: u32,
     offs: u32,
+    /// The journal head the reference node names.
+    jhead: u8,
 }
 
 impl Fs {
@@ -70,8 +74,8 @@ impl Fs {
             for (h, n, _) in nodes {
                 match (n, cs_sqnum) {
                     (Node::Cs { commit_no }, None) if commit_no == m.commit_no => cs_sqnum = Some(h.sqnum),
-                    (Node::Ref { lnum: l, offs, .. }, Some(cs)) if h.sqnum > cs && self.geo.is_main(l) => {
-                        buds.push(Bud { lnum: l, offs });
+                    (Node::Ref { lnum: l, offs, jhead }, Some(cs)) if h.sqnum > cs && self.geo.is_main(l) => {
+                        buds.push(Bud { lnum: l, offs, jhead });
                     }
                     (Node::Pad, Some(_)) => continue,
                     _ => break,
@@ -134,11 +138,14 @@ impl Fs {
     fn replay_bud(&mut self, b: &Bud, out: &mut Vec<(u64, Node, Loc)>) -> FsResult<()> {
         let buf = self.read_leb(b.lnum, Cause::Mount)?;
         let (nodes, end, clean) = self.scan_nodes(&buf, b.offs as usize);
+        // A GC copy keeps the group flag of the node it copies but is
+        // written alone: the GC head's buds are not grouped.
+        let grouped = b.jhead as usize != GC;
         let mut group: Vec<(u64, Node, Loc)> = Vec::new();
         for (h, n, pos) in nodes {
             let loc = Loc { lnum: b.lnum, offs: pos as u32, len: h.len };
             group.push((h.sqnum, n, loc));
-            if h.group == G_NONE || h.group != G_IN {
+            if !grouped || h.group == G_NONE || h.group != G_IN {
                 out.append(&mut group);
             }
         }

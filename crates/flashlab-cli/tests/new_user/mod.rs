@@ -210,11 +210,11 @@ fn powercut_setup_and_media_errors_are_not_invariant_violations() {
     );
     assert_eq!(
         error_line(&["fs", "powercut", p, "--set", "flashfs.prefill_bytes=2000000"]),
-        "flashlab: error: power-cut campaign could not run: format: prefill of flashfs.prefill_bytes = 2000000: ENOSPC"
+        "flashlab: error: flashfs.prefill_dead_bytes: 120000 plus flashfs.prefill_bytes = 2000000 is not less than the raw flash size, 2097152 bytes (flashfs.flash.*)"
     );
     assert_eq!(
-        error_line(&["fs", "powercut", p, "--set", "flashfs.prefill_dead_bytes=1000"]),
-        "flashlab: error: flashfs.prefill_dead_bytes: needs prefill_bytes > 0 (it is interleaved with the prefill)"
+        error_line(&["fs", "powercut", p, "--set", "flashfs.prefill_bytes=2000000", "--set", "flashfs.prefill_dead_bytes=0"]),
+        "flashlab: error: power-cut campaign could not run: format: prefill of flashfs.prefill_bytes = 2000000: ENOSPC"
     );
     let set = ["--set", "flashfs.prefill_bytes=1000000", "--set", "flashfs.prefill_dead_bytes=1100000"];
     assert_eq!(
