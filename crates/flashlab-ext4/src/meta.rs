@@ -124,10 +124,6 @@ impl Ext4 {
         self.s.metadata_reads && self.meta.active
     }
 
-    pub(crate) fn is_cached(&self, b: u64) -> bool {
-        !self.meta_on() || self.meta.blocks.get(b)
-    }
-
     /// A metadata block created in memory (a new buffer): cached, no read.
     pub(crate) fn meta_new(&mut self, b: u64) {
         if self.meta_on() {
@@ -275,17 +271,25 @@ impl Ext4 {
         self.meta.itable_used[gi] = self.meta.itable_used[gi].max(idx);
     }
 
-    /// `ext4_read_inode_bitmap` of group `g`.
-    pub(crate) fn need_inode_bitmap(&mut self, g: u32) -> Ext4Result<()> {
-        let b = self.lay.inode_bitmap(g);
-        if self.is_cached(b) {
+    /// A bitmap block: cached, computed in memory for an uninitialised
+    /// group (`ext4_init_block_bitmap` / `ext4_init_inode_bitmap`), or read.
+    fn need_bitmap(&mut self, b: u64, uninit: bool) -> Ext4Result<()> {
+        if self.meta.blocks.get(b) {
             return Ok(());
         }
-        if self.meta.inode_uninit[g as usize] {
+        if uninit {
             self.meta.blocks.set(b);
             return Ok(());
         }
         self.read_meta(&[b])
+    }
+
+    /// `ext4_read_inode_bitmap` of group `g`.
+    pub(crate) fn need_inode_bitmap(&mut self, g: u32) -> Ext4Result<()> {
+        if !self.meta_on() {
+            return Ok(());
+        }
+        self.need_bitmap(self.lay.inode_bitmap(g), self.meta.inode_uninit[g as usize])
     }
 
     /// `ext4_mb_load_buddy` of group `g`: its block bitmap.
@@ -294,15 +298,7 @@ impl Ext4 {
             return Ok(());
         }
         self.meta.buddy_ready[g as usize] = true;
-        let b = self.lay.block_bitmap(g);
-        if self.meta.blocks.get(b) {
-            return Ok(());
-        }
-        if self.meta.block_uninit[g as usize] {
-            self.meta.blocks.set(b);
-            return Ok(());
-        }
-        self.read_meta(&[b])
+        self.need_bitmap(self.lay.block_bitmap(g), self.meta.block_uninit[g as usize])
     }
 
     /// `ext4_mb_prefetch` from group `g0`: the bitmaps of groups whose
