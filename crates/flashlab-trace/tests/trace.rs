@@ -616,6 +616,18 @@ proptest! {
         }
     }
 
+    /// Lines whole in the reader's buffer and lines split across a tiny
+    /// buffer give the same requests, errors, line numbers and skipped counts.
+    #[test]
+    fn a_tiny_read_buffer_changes_nothing(format in any_format(), lines in proptest::collection::vec(proptest::collection::vec(proptest::sample::select(TOKENS.to_vec()), 0..12), 1..8), cap in 1usize..9, skip in any::<bool>()) {
+        let text: Vec<String> = lines.iter().map(|l| l.concat()).collect();
+        let text = text.join("\n");
+        let o = ReaderOptions { skip_bad_lines: skip, ..opts("p") };
+        let whole = outcome(TraceReader::new(text.as_bytes(), format, o.clone()));
+        let split = outcome(TraceReader::new(std::io::BufReader::with_capacity(cap, text.as_bytes()), format, o));
+        prop_assert_eq!(whole, split);
+    }
+
     #[test]
     fn token_soup_never_panics(format in any_format(), lines in proptest::collection::vec(proptest::collection::vec(proptest::sample::select(TOKENS.to_vec()), 0..12), 1..6)) {
         let text: Vec<String> = lines.iter().map(|l| l.concat()).collect();
@@ -677,6 +689,17 @@ const TOKENS: &[&str] = &[
     "é",
     "[p]",
 ];
+
+/// Everything a reader yields, as comparable text: each item with the line
+/// number after it, then the skipped count.
+fn outcome<R: std::io::BufRead>(mut reader: TraceReader<R>) -> Vec<String> {
+    let mut out = Vec::new();
+    while let Some(item) = reader.next() {
+        out.push(format!("{:?} @{}", item.map_err(|e| e.to_string()), reader.line_number()));
+    }
+    out.push(format!("skipped {}", reader.skipped_lines()));
+    out
+}
 
 /// Requests are valid, an error ends the stream, and nothing panics.
 fn check_invariants<R: std::io::BufRead>(mut reader: TraceReader<R>) {
