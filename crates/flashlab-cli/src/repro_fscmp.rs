@@ -289,7 +289,17 @@ pub fn scaling(plan: &Plan) -> Vec<ScalingPoint> {
 pub fn measure(plan: &Plan, progress: impl Fn(&str) + Sync) -> anyhow::Result<Measurements> {
     let tree = plan.tree();
     let mut rows: Vec<FsRow> = Vec::new();
-    // The models in parallel pairs; the kernel's rows one at a time (one loop device each).
+    // The kernel's rows first, one at a time (one loop device each; their
+    // `blockdev serve` holds the card's written bytes in its own process),
+    // while this process is still small: the flashfs rows' MTD bytes, freed
+    // after them, stay in this process's heap, and both at once outgrow a
+    // 24 GiB machine at full size. Then the models in parallel pairs. The
+    // rows are reported in `ROWS` order.
+    for name in ROWS.iter().filter(|r| r.starts_with("kernel-")) {
+        let r = run_row(name, plan, &tree)?;
+        progress(&r.name);
+        rows.push(r);
+    }
     let models: Vec<&str> = ROWS.iter().copied().filter(|r| !r.starts_with("kernel-")).collect();
     for pair in models.chunks(2) {
         let done: Vec<anyhow::Result<FsRow>> = std::thread::scope(|s| {
@@ -302,11 +312,7 @@ pub fn measure(plan: &Plan, progress: impl Fn(&str) + Sync) -> anyhow::Result<Me
             rows.push(r);
         }
     }
-    for name in ROWS.iter().filter(|r| r.starts_with("kernel-")) {
-        let r = run_row(name, plan, &tree)?;
-        progress(&r.name);
-        rows.push(r);
-    }
+    rows.sort_by_key(|r| ROWS.iter().position(|n| *n == r.name));
     progress("scaling");
     Ok(Measurements { flashfs_on_card: FLASHFS_ON_CARD, rows, scaling: scaling(plan) })
 }

@@ -213,7 +213,15 @@ fn powercut_setup_and_media_errors_are_not_invariant_violations() {
         "flashlab: error: flashfs.prefill_dead_bytes: 120000 plus flashfs.prefill_bytes = 2000000 is not less than the raw flash size, 2097152 bytes (flashfs.flash.*)"
     );
     assert_eq!(
-        error_line(&["fs", "powercut", p, "--set", "flashfs.prefill_bytes=2000000", "--set", "flashfs.prefill_dead_bytes=0"]),
+        error_line(&[
+            "fs",
+            "powercut",
+            p,
+            "--set",
+            "flashfs.prefill_bytes=2000000",
+            "--set",
+            "flashfs.prefill_dead_bytes=0"
+        ]),
         "flashlab: error: power-cut campaign could not run: format: prefill of flashfs.prefill_bytes = 2000000: ENOSPC"
     );
     let set = ["--set", "flashfs.prefill_bytes=1000000", "--set", "flashfs.prefill_dead_bytes=1100000"];
