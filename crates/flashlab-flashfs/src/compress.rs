@@ -37,6 +37,9 @@ impl Compression {
 pub fn compress(c: Compression, data: &[u8]) -> (Compression, Vec<u8>) {
     let out = match c {
         Compression::None => None,
+        // No match: lz4_flex would emit every byte as a literal plus a token, longer
+        // than `data`, so the rule below would store it plain; skip the encoder.
+        Compression::Lz4 if crate::lz4_probe::finds_no_match(data) => None,
         Compression::Lz4 => Some(lz4_flex::block::compress(data)),
         Compression::Zlib => zlib(data),
         Compression::Zstd => zstd::bulk::compress(data, 1).ok(),

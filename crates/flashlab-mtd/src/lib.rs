@@ -18,6 +18,7 @@ mod block2mtd;
 mod error;
 mod nand;
 mod settings;
+mod slab;
 mod state;
 mod stats;
 mod store;

@@ -8,28 +8,36 @@
 //! between them read back as zeros. The bytes read are exactly those
 //! programmed; only the memory differs. (flashfs's `elide_payload` writes data
 //! payloads as zeros so that a long simulation's memory stays flat.)
+//!
+//! Dense pages live in a [`Slab`] (`slab.rs`): fixed page buffers in chunks of
+//! one mapping each, reused across erases.
+
+use crate::slab::Slab;
 
 /// Shortest zero run a sparse page leaves out.
 pub(crate) const MIN_ZERO_RUN: usize = 64;
 
-/// Blocks' worth of page buffers an erase may keep for reuse (see [`BlockStore::pool`]).
-const POOL_BLOCKS: usize = 16;
+/// What one page slot holds.
+#[derive(Clone)]
+enum Slot {
+    /// Nothing programmed since the last erase: reads as 0xFF.
+    Erased,
+    /// The page's bytes, in [`Slab`] page `n`.
+    Dense(u32),
+    /// Segments between the page's zero runs (see the module comment).
+    Sparse(Box<[u8]>),
+}
 
 #[derive(Clone)]
 pub(crate) struct BlockStore {
     page_bytes: usize,
     pages_per_block: usize,
-    /// One slot per page: a page's bytes exist once something was programmed into it.
-    pages: Vec<Option<Box<[u8]>>>,
-    /// Whether a slot holds sparse segments rather than the page's bytes.
-    sparse: Vec<bool>,
-    allocated: usize,
-    /// Page buffers dropped by erases or compaction, reused by the next programs
-    /// (contents stale; every taker overwrites the whole page): a device in
-    /// steady state erases a block and programs its pages again, so no page
-    /// costs an allocation, a free or the first touch of new memory. At most
-    /// [`POOL_BLOCKS`] blocks' worth; counted in [`BlockStore::allocated_bytes`].
-    pool: Vec<Box<[u8]>>,
+    /// One slot per page.
+    slots: Vec<Slot>,
+    /// Bytes of the sparse pages.
+    sparse_bytes: usize,
+    /// The dense pages' bytes.
+    slab: Slab,
 }
 
 fn is_zero_word(word: &[u8]) -> bool {
@@ -139,10 +147,9 @@ impl BlockStore {
         BlockStore {
             page_bytes: page_bytes as usize,
             pages_per_block: pages_per_block as usize,
-            pages: vec![None; pages],
-            sparse: vec![false; pages],
-            allocated: 0,
-            pool: Vec::new(),
+            slots: vec![Slot::Erased; pages],
+            sparse_bytes: 0,
+            slab: Slab::new(page_bytes as usize, pages),
         }
     }
 
@@ -159,10 +166,11 @@ impl BlockStore {
         while done < out.len() {
             let (slot, off) = self.locate(block, pos + done as u32);
             let n = (self.page_bytes - off).min(out.len() - done);
-            match &self.pages[slot] {
-                Some(enc) if self.sparse[slot] => read_sparse(enc, off, &mut out[done..done + n]),
-                Some(pg) => out[done..done + n].copy_from_slice(&pg[off..off + n]),
-                None => out[done..done + n].fill(0xFF),
+            let part = &mut out[done..done + n];
+            match &self.slots[slot] {
+                Slot::Sparse(enc) => read_sparse(enc, off, part),
+                &Slot::Dense(p) => part.copy_from_slice(&self.slab.page(p)[off..off + n]),
+                Slot::Erased => part.fill(0xFF),
             }
             done += n;
         }
@@ -175,27 +183,16 @@ impl BlockStore {
         buf.iter().all(|&x| x == 0xFF)
     }
 
-    fn set_slot(&mut self, slot: usize, bytes: Option<Box<[u8]>>, sparse: bool) {
-        let was_sparse = self.sparse[slot];
-        let old = std::mem::replace(&mut self.pages[slot], bytes);
-        self.allocated -= old.as_ref().map_or(0, |b| b.len());
-        self.allocated += self.pages[slot].as_ref().map_or(0, |b| b.len());
-        self.sparse[slot] = sparse;
-        if let Some(page) = old.filter(|_| !was_sparse) {
-            self.recycle(page);
+    /// Puts `new` into `slot`; a dense page it held goes back to the slab.
+    fn set_slot(&mut self, slot: usize, new: Slot) {
+        if let Slot::Sparse(enc) = &new {
+            self.sparse_bytes += enc.len();
         }
-    }
-
-    /// Keeps a dense page buffer for reuse while the pool has room.
-    fn recycle(&mut self, page: Box<[u8]>) {
-        if self.pool.len() < POOL_BLOCKS * self.pages_per_block {
-            self.pool.push(page);
+        match std::mem::replace(&mut self.slots[slot], new) {
+            Slot::Dense(p) => self.slab.give(p),
+            Slot::Sparse(enc) => self.sparse_bytes -= enc.len(),
+            Slot::Erased => {}
         }
-    }
-
-    /// A page buffer with unspecified contents: the last one pooled, else a new one.
-    fn take_page(&mut self) -> Box<[u8]> {
-        self.pool.pop().unwrap_or_else(|| vec![0xFF; self.page_bytes].into_boxed_slice())
     }
 
     /// Mutable bytes `pos .. pos + len` of `block`, which must lie in one page;
@@ -203,15 +200,23 @@ impl BlockStore {
     pub fn slice_mut(&mut self, block: u32, pos: u32, len: usize) -> &mut [u8] {
         let (slot, off) = self.locate(block, pos);
         assert!(off + len <= self.page_bytes, "store: range crosses a page boundary");
-        if self.pages[slot].is_none() || self.sparse[slot] {
-            let mut page = self.take_page();
-            page.fill(0xFF);
-            if self.pages[slot].is_some() {
-                self.read(block, pos - off as u32, &mut page);
-            }
-            self.set_slot(slot, Some(page), false);
+        let p = match self.slots[slot] {
+            Slot::Dense(p) => p,
+            _ => self.expand(slot),
+        };
+        &mut self.slab.page_mut(p)[off..off + len]
+    }
+
+    /// Gives an erased or sparse page slot a dense page with the same bytes.
+    fn expand(&mut self, slot: usize) -> u32 {
+        let p = self.slab.take();
+        let page = self.slab.page_mut(p);
+        match &self.slots[slot] {
+            Slot::Sparse(enc) => read_sparse(enc, 0, page),
+            _ => page.fill(0xFF),
         }
-        &mut self.pages[slot].as_mut().expect("allocated above")[off..off + len]
+        self.set_slot(slot, Slot::Dense(p));
+        p
     }
 
     /// Programs `src` at byte `pos` of `block` (within one page): each byte
@@ -220,12 +225,13 @@ impl BlockStore {
     /// bytes are copied straight in (0xFF & b = b), with no erased fill first.
     pub fn program(&mut self, block: u32, pos: u32, src: &[u8]) {
         let (slot, off) = self.locate(block, pos);
-        if self.pages[slot].is_none() && off + src.len() <= self.page_bytes {
-            let mut page = self.take_page();
+        if matches!(self.slots[slot], Slot::Erased) && off + src.len() <= self.page_bytes {
+            let p = self.slab.take();
+            let page = self.slab.page_mut(p);
             page[..off].fill(0xFF);
             page[off..off + src.len()].copy_from_slice(src);
             page[off + src.len()..].fill(0xFF);
-            self.set_slot(slot, Some(page), false);
+            self.set_slot(slot, Slot::Dense(p));
         } else {
             for (d, s) in self.slice_mut(block, pos, src.len()).iter_mut().zip(src) {
                 *d &= *s;
@@ -238,11 +244,9 @@ impl BlockStore {
     /// make that at most half its size (after a program).
     pub fn compact(&mut self, block: u32, pos: u32) {
         let (slot, _) = self.locate(block, pos);
-        if self.sparse[slot] {
-            return;
-        }
-        if let Some(enc) = self.pages[slot].as_deref().and_then(encode_sparse) {
-            self.set_slot(slot, Some(enc), true);
+        let Slot::Dense(p) = self.slots[slot] else { return };
+        if let Some(enc) = encode_sparse(self.slab.page(p)) {
+            self.set_slot(slot, Slot::Sparse(enc));
         }
     }
 
@@ -250,23 +254,25 @@ impl BlockStore {
     pub fn erase(&mut self, block: u32) {
         let first = block as usize * self.pages_per_block;
         for slot in first..first + self.pages_per_block {
-            self.set_slot(slot, None, false);
+            self.set_slot(slot, Slot::Erased);
         }
     }
 
     /// Whether page slot `slot` holds bytes (was programmed since its last erase).
     pub fn holds(&self, slot: usize) -> bool {
-        self.pages[slot].is_some()
+        !matches!(self.slots[slot], Slot::Erased)
     }
 
-    /// Bytes of the pooled page buffers.
+    /// Bytes of the page buffers given back by erases and compactions, kept for reuse.
+    #[cfg(test)]
     pub fn pooled_bytes(&self) -> usize {
-        self.pool.len() * self.page_bytes
+        self.slab.free_bytes()
     }
 
-    /// Bytes of page contents currently held, plus the slot table and the pool.
+    /// Bytes of page contents held (dense pages in use or kept for reuse, sparse
+    /// pages), plus the slot table.
     pub fn allocated_bytes(&self) -> usize {
-        self.allocated + self.pooled_bytes() + self.pages.len() * (std::mem::size_of::<Option<Box<[u8]>>>() + 1)
+        self.slab.made_bytes() + self.sparse_bytes + self.slots.len() * std::mem::size_of::<Slot>()
     }
 }
 
@@ -314,7 +320,7 @@ mod tests {
         s.slice_mut(1, 2048, 2048).copy_from_slice(&page);
         s.compact(1, 2048);
         let held = s.allocated_bytes() - s.pooled_bytes() - base;
-        assert!(s.sparse[5] && held < 700, "held {held}");
+        assert!(matches!(s.slots[5], Slot::Sparse(_)) && held < 700, "held {held}");
         let mut back = vec![0u8; 2048];
         s.read(1, 2048, &mut back);
         assert_eq!(back, page);
@@ -338,7 +344,7 @@ mod tests {
             .collect();
         s.slice_mut(2, 0, 2048).copy_from_slice(&noise);
         s.compact(2, 0);
-        assert!(!s.sparse[8]);
+        assert!(matches!(s.slots[8], Slot::Dense(_)));
         s.erase(1);
         s.erase(2);
         assert_eq!(s.allocated_bytes() - s.pooled_bytes(), base);
@@ -443,7 +449,7 @@ mod tests {
                 s.read(block, 0, &mut all);
                 proptest::prop_assert_eq!(&all[..], &oracle[block as usize * 4 * PB..(block as usize + 1) * 4 * PB]);
             }
-            proptest::prop_assert!(s.pooled_bytes() <= POOL_BLOCKS * 4 * PB);
+            proptest::prop_assert!(s.pooled_bytes() <= 3 * 4 * PB, "no more buffers than pages");
         }
     }
 }

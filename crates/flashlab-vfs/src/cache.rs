@@ -4,11 +4,12 @@
 //! pages reach the file system only at writeback (`writeback.rs`). Data of
 //! a file deleted before writeback is dropped and never reaches flash.
 //!
-//! Pages live in 4 KiB frames allocated 1 MiB at a time; a map finds a page's
+//! Pages live in 4 KiB frames allocated 1 MiB at a time (`frames.rs`); a map finds a page's
 //! frame, per-inode ordered sets list the dirty pages of each inode, and the
 //! clean pages wait for reclaim in a list threaded through per-frame arrays
 //! (`lru.rs`).
 
+use crate::frames::{Frames, CHUNK_PAGES};
 use crate::lru::{IntMap, Lru, PageKey, PageMap};
 use crate::readahead::{self, RaRead, RaState};
 use crate::settings::CacheSettings;
@@ -17,8 +18,6 @@ use serde::Serialize;
 use std::collections::BTreeSet;
 
 const PAGE: usize = PAGE_BYTES as usize;
-/// Frames are allocated this many at a time.
-const CHUNK_PAGES: usize = 256;
 /// budget.c: rounds `make_free_space` repeats after the first.
 const MAX_MKSPC_RETRIES: u32 = 3;
 /// budget.c: dirty pages `shrink_liability` writes back per round.
@@ -27,6 +26,17 @@ const NR_TO_WRITE: u64 = 16;
 const MAX_SPACE_AGAIN: u32 = 4;
 /// Folios `filemap_get_read_batch` returns at most (`PAGEVEC_SIZE`).
 const READ_BATCH: u64 = 31;
+
+/// How a page missing from the cache gets its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fill {
+    /// Read from the file system.
+    Read,
+    /// Zeros (beyond the file's end; `write_begin` does not read it).
+    Zero,
+    /// Nothing: the caller overwrites all of it before anything reads it.
+    Overwritten,
+}
 
 /// What a `make_free_space` achieved.
 enum Progress {
@@ -95,7 +105,7 @@ pub struct PageCache<F: FileSystem> {
     pub(crate) cfg: CacheSettings,
     pub(crate) now_ns: u64,
     pub(crate) next_flush_ns: u64,
-    frames: Vec<Box<[u8]>>,
+    frames: Frames,
     frame_count: usize,
     free: Vec<usize>,
     /// (inode, page index) → (frame, dirty).
@@ -121,7 +131,7 @@ impl<F: FileSystem> PageCache<F> {
             cfg,
             now_ns,
             next_flush_ns,
-            frames: Vec::new(),
+            frames: Frames::default(),
             frame_count: 0,
             free: Vec::new(),
             pages: PageMap::default(),
@@ -260,7 +270,7 @@ impl<F: FileSystem> PageCache<F> {
         }
         if (self.frame_count as u64) < self.cfg.memory_pages() {
             if self.frame_count % CHUNK_PAGES == 0 {
-                self.frames.push(vec![0u8; CHUNK_PAGES * PAGE].into_boxed_slice());
+                self.frames.grow();
             }
             self.frame_count += 1;
             return Ok(self.frame_count - 1);
@@ -278,13 +288,11 @@ impl<F: FileSystem> PageCache<F> {
     }
 
     fn frame_ref(&self, f: usize) -> &[u8] {
-        let o = (f % CHUNK_PAGES) * PAGE;
-        &self.frames[f / CHUNK_PAGES][o..o + PAGE]
+        self.frames.page(f)
     }
 
     fn frame_mut(&mut self, f: usize) -> &mut [u8] {
-        let o = (f % CHUNK_PAGES) * PAGE;
-        &mut self.frames[f / CHUNK_PAGES][o..o + PAGE]
+        self.frames.page_mut(f)
     }
 
     /// Writeback of one page: its first `valid` bytes go to the file
@@ -294,8 +302,7 @@ impl<F: FileSystem> PageCache<F> {
         if valid == 0 {
             return Ok(());
         }
-        let o = (f % CHUNK_PAGES) * PAGE;
-        let bytes = &self.frames[f / CHUNK_PAGES][o..o + valid];
+        let bytes = &self.frames.page(f)[..valid];
         self.fs.writepage(key.0, key.1, bytes)
     }
 
@@ -341,20 +348,25 @@ impl<F: FileSystem> PageCache<F> {
     }
 
     /// Page `index` of the file behind `fd` (read from the file system
-    /// unless cached or `fresh`); returns its frame.
-    fn get_page(&mut self, fd: Fd, inum: u32, index: u64, fresh: bool) -> Result<usize, F::Error> {
+    /// unless cached or `fill` says otherwise); returns its frame.
+    fn get_page(&mut self, fd: Fd, inum: u32, index: u64, fill: Fill) -> Result<usize, F::Error> {
         let key = (inum, index);
         if let Some(&(f, dirty)) = self.pages.get(&key) {
             self.stats.page_hits += 1;
             self.touch_frame(f, key, dirty);
             return Ok(f);
         }
-        let data = if fresh { Vec::new() } else { self.fs.read(fd, index * PAGE_BYTES, PAGE)? };
-        self.stats.page_misses += u64::from(!fresh);
+        let data = match fill {
+            Fill::Read => self.fs.read(fd, index * PAGE_BYTES, PAGE)?,
+            _ => Vec::new(),
+        };
+        self.stats.page_misses += u64::from(fill == Fill::Read);
         let f = self.frame()?;
         let fr = self.frame_mut(f);
         fr[..data.len()].copy_from_slice(&data);
-        fr[data.len()..].fill(0);
+        if fill != Fill::Overwritten {
+            fr[data.len()..].fill(0);
+        }
         self.pages.insert(key, (f, false));
         if let Some(ino) = self.inodes.get_mut(&inum) {
             ino.cached.insert(index);
@@ -458,8 +470,14 @@ impl<F: FileSystem> PageCache<F> {
             let (s, e) = ((pos % PAGE_BYTES) as usize, ((end - index * PAGE_BYTES).min(PAGE_BYTES)) as usize);
             // write_begin reads the page unless it is all overwritten or
             // lies beyond the file's end.
-            let fresh = (s == 0 && e == PAGE) || index * PAGE_BYTES >= size;
-            self.dirty_page(fd, inum, index, fresh, budget)?;
+            let fill = if s == 0 && e == PAGE {
+                Fill::Overwritten
+            } else if index * PAGE_BYTES >= size {
+                Fill::Zero
+            } else {
+                Fill::Read
+            };
+            self.dirty_page(fd, inum, index, fill, budget)?;
             let f = self.pages[&(inum, index)].0;
             let src = &data[(pos - offset) as usize..(pos - offset) as usize + e - s];
             self.frame_mut(f)[s..e].copy_from_slice(src);
@@ -481,7 +499,7 @@ impl<F: FileSystem> PageCache<F> {
     /// Makes page `index` present and dirty; a page that was clean takes
     /// one of the write's `budget` pages (or, if writeback cleaned it in the
     /// meantime, a reservation of its own).
-    fn dirty_page(&mut self, fd: Fd, inum: u32, index: u64, fresh: bool, budget: &mut u64) -> Result<(), F::Error> {
+    fn dirty_page(&mut self, fd: Fd, inum: u32, index: u64, fill: Fill, budget: &mut u64) -> Result<(), F::Error> {
         let was_dirty = self.pages.get(&(inum, index)).is_some_and(|p| p.1);
         if !was_dirty {
             if *budget > 0 {
@@ -490,7 +508,7 @@ impl<F: FileSystem> PageCache<F> {
                 self.reserve(1)?;
             }
         }
-        let r = self.get_page(fd, inum, index, fresh);
+        let r = self.get_page(fd, inum, index, fill);
         if r.is_err() && !was_dirty {
             self.fs.release_pages(1);
         }
@@ -530,7 +548,7 @@ impl<F: FileSystem> PageCache<F> {
                 self.sync_readahead(fd, inum, index, last - index)?;
             }
             // Read the page alone if read-ahead did not (it is off).
-            let f = self.get_page(fd, inum, index, false)?;
+            let f = self.get_page(fd, inum, index, Fill::Read)?;
             // (frame, dirty) of each page of the batch, found once.
             let mut batch = [(0usize, false); READ_BATCH as usize];
             batch[0] = (f, false);

@@ -15,6 +15,7 @@
 //! No file I/O, no wall clock.
 
 mod cache;
+mod frames;
 mod lru;
 mod readahead;
 mod settings;
