@@ -47,17 +47,41 @@ const UNUSED: LogSlot = LogSlot { unit: NONE, lbn: NONE, in_order: true, born: 0
 
 /// Pick the victim among the used slots of a log pool.
 pub(crate) fn log_victim(slots: &[LogSlot], policy: LogVictim, rng: &mut impl Rng) -> usize {
-    let used = slots.iter().enumerate().filter(|(_, s)| s.unit != NONE);
+    log_victims(slots, policy, rng).0
+}
+
+/// Pick the victim among the used slots of a log pool and, under `lru` and `fifo`, the
+/// one that would follow it (the next victim unless a write reorders the pool: a hint
+/// for prefetching, [`crate::units::Units::prefetch_merge`]).
+pub(crate) fn log_victims(slots: &[LogSlot], policy: LogVictim, rng: &mut impl Rng) -> (usize, Option<usize>) {
     match policy {
-        LogVictim::Lru => used.min_by_key(|(_, s)| s.used).map(|(i, _)| i),
-        LogVictim::Fifo => used.min_by_key(|(_, s)| s.born).map(|(i, _)| i),
+        LogVictim::Lru => two_oldest(slots, |s| s.used),
+        LogVictim::Fifo => two_oldest(slots, |s| s.born),
         LogVictim::Random => {
             let n = slots.iter().filter(|s| s.unit != NONE).count();
             let pick = rng.gen_range(0..n);
-            slots.iter().enumerate().filter(|(_, s)| s.unit != NONE).nth(pick).map(|(i, _)| i)
+            let v = slots.iter().enumerate().filter(|(_, s)| s.unit != NONE).nth(pick).map(|(i, _)| i);
+            (v.expect("a victim is chosen only from a non-empty pool"), None)
         }
     }
-    .expect("a victim is chosen only from a non-empty pool")
+}
+
+/// The used slots with the smallest and second-smallest `key`; the first of equal
+/// smallest ones wins, as `Iterator::min_by_key`.
+fn two_oldest(slots: &[LogSlot], key: impl Fn(&LogSlot) -> u64) -> (usize, Option<usize>) {
+    let (mut best, mut second): (Option<(u64, usize)>, Option<(u64, usize)>) = (None, None);
+    for (i, s) in slots.iter().enumerate().filter(|(_, s)| s.unit != NONE) {
+        let k = key(s);
+        match best {
+            Some((b, _)) if k >= b => {
+                if second.is_none_or(|(k2, _)| k < k2) {
+                    second = Some((k, i));
+                }
+            }
+            _ => (second, best) = (best, Some((k, i))),
+        }
+    }
+    (best.expect("a victim is chosen only from a non-empty pool").1, second.map(|(_, i)| i))
 }
 
 pub struct BastFtl {
@@ -86,7 +110,12 @@ impl BastFtl {
     /// A fresh log block for `lbn`, after merging a victim if the pool is empty.
     fn new_log(&mut self, lbn: u32) -> Result<usize, FtlError> {
         if self.in_use as usize == self.logs.len() {
-            let v = log_victim(&self.logs, self.u.s.mapping.log_victim, &mut self.u.rng);
+            let (v, next) = log_victims(&self.logs, self.u.s.mapping.log_victim, &mut self.u.rng);
+            if let Some(n) = next {
+                // The next merge's tables arrive while this one copies.
+                self.u.prefetch_merge(self.logs[n].lbn);
+                self.u.prefetch_unit(self.logs[n].unit);
+            }
             self.merge(v)?;
         }
         let slot = self.logs.iter().position(|s| s.unit == NONE).expect("a free slot");
