@@ -67,21 +67,22 @@ pub(crate) fn log_victims(slots: &[LogSlot], policy: LogVictim, rng: &mut impl R
 }
 
 /// The used slots with the smallest and second-smallest `key`; the first of equal
-/// smallest ones wins, as `Iterator::min_by_key`.
+/// smallest ones wins, as `Iterator::min_by_key`. One pass, almost never taking a branch
+/// once the two are found (unused slots count as `u64::MAX` and never win).
 fn two_oldest(slots: &[LogSlot], key: impl Fn(&LogSlot) -> u64) -> (usize, Option<usize>) {
-    let (mut best, mut second): (Option<(u64, usize)>, Option<(u64, usize)>) = (None, None);
-    for (i, s) in slots.iter().enumerate().filter(|(_, s)| s.unit != NONE) {
-        let k = key(s);
-        match best {
-            Some((b, _)) if k >= b => {
-                if second.is_none_or(|(k2, _)| k < k2) {
-                    second = Some((k, i));
-                }
+    let (mut b1, mut i1, mut b2, mut i2) = (u64::MAX, usize::MAX, u64::MAX, usize::MAX);
+    for (i, s) in slots.iter().enumerate() {
+        let k = if s.unit == NONE { u64::MAX } else { key(s) };
+        if k < b2 {
+            if k < b1 {
+                (b2, i2, b1, i1) = (b1, i1, k, i);
+            } else {
+                (b2, i2) = (k, i);
             }
-            _ => (second, best) = (best, Some((k, i))),
         }
     }
-    (best.expect("a victim is chosen only from a non-empty pool").1, second.map(|(_, i)| i))
+    assert!(i1 != usize::MAX, "a victim is chosen only from a non-empty pool");
+    (i1, (i2 != usize::MAX).then_some(i2))
 }
 
 pub struct BastFtl {
@@ -253,4 +254,40 @@ impl Mapping for BastFtl {
     }
 
     units_common!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{log_victims, LogSlot, UNUSED};
+    use crate::LogVictim;
+    use proptest::prelude::*;
+    use rand::SeedableRng;
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    proptest! {
+        /// The one-pass victim (and its follower) is the victim `min_by_key` picks, ties
+        /// to the first; the follower is the victim once that one is gone.
+        #[test]
+        fn log_victims_picks_the_min_by_key_victim(pool in prop::collection::vec(prop::option::of((0u64..6, 0u64..6)), 1..40)) {
+            prop_assume!(pool.iter().any(Option::is_some));
+            let mut slots: Vec<LogSlot> = pool
+                .iter()
+                .map(|p| p.map_or(UNUSED, |(born, used)| LogSlot { unit: 1, lbn: 1, in_order: true, born, used }))
+                .collect();
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+            for policy in [LogVictim::Lru, LogVictim::Fifo] {
+                let key = |s: &LogSlot| if policy == LogVictim::Lru { s.used } else { s.born };
+                let oldest = |slots: &[LogSlot]| {
+                    slots.iter().enumerate().filter(|(_, s)| s.unit != super::NONE).min_by_key(|(_, s)| key(s)).map(|(i, _)| i)
+                };
+                let (v, next) = log_victims(&slots, policy, &mut rng);
+                prop_assert_eq!(Some(v), oldest(&slots));
+                let keep = slots[v];
+                slots[v] = UNUSED;
+                let after = oldest(&slots);
+                prop_assert_eq!(next.map(|i| key(&slots[i])), after.map(|i| key(&slots[i])));
+                slots[v] = keep;
+            }
+        }
+    }
 }
