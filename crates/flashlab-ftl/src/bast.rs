@@ -47,17 +47,42 @@ const UNUSED: LogSlot = LogSlot { unit: NONE, lbn: NONE, in_order: true, born: 0
 
 /// Pick the victim among the used slots of a log pool.
 pub(crate) fn log_victim(slots: &[LogSlot], policy: LogVictim, rng: &mut impl Rng) -> usize {
-    let used = slots.iter().enumerate().filter(|(_, s)| s.unit != NONE);
+    log_victims(slots, policy, rng).0
+}
+
+/// Pick the victim among the used slots of a log pool and, under `lru` and `fifo`, the
+/// one that would follow it (the next victim unless a write reorders the pool: a hint
+/// for prefetching, [`crate::units::Units::prefetch_merge`]).
+pub(crate) fn log_victims(slots: &[LogSlot], policy: LogVictim, rng: &mut impl Rng) -> (usize, Option<usize>) {
     match policy {
-        LogVictim::Lru => used.min_by_key(|(_, s)| s.used).map(|(i, _)| i),
-        LogVictim::Fifo => used.min_by_key(|(_, s)| s.born).map(|(i, _)| i),
+        LogVictim::Lru => two_oldest(slots, |s| s.used),
+        LogVictim::Fifo => two_oldest(slots, |s| s.born),
         LogVictim::Random => {
             let n = slots.iter().filter(|s| s.unit != NONE).count();
             let pick = rng.gen_range(0..n);
-            slots.iter().enumerate().filter(|(_, s)| s.unit != NONE).nth(pick).map(|(i, _)| i)
+            let v = slots.iter().enumerate().filter(|(_, s)| s.unit != NONE).nth(pick).map(|(i, _)| i);
+            (v.expect("a victim is chosen only from a non-empty pool"), None)
         }
     }
-    .expect("a victim is chosen only from a non-empty pool")
+}
+
+/// The used slots with the smallest and second-smallest `key`; the first of equal
+/// smallest ones wins, as `Iterator::min_by_key`. One pass, almost never taking a branch
+/// once the two are found (unused slots count as `u64::MAX` and never win).
+fn two_oldest(slots: &[LogSlot], key: impl Fn(&LogSlot) -> u64) -> (usize, Option<usize>) {
+    let (mut b1, mut i1, mut b2, mut i2) = (u64::MAX, usize::MAX, u64::MAX, usize::MAX);
+    for (i, s) in slots.iter().enumerate() {
+        let k = if s.unit == NONE { u64::MAX } else { key(s) };
+        if k < b2 {
+            if k < b1 {
+                (b2, i2, b1, i1) = (b1, i1, k, i);
+            } else {
+                (b2, i2) = (k, i);
+            }
+        }
+    }
+    assert!(i1 != usize::MAX, "a victim is chosen only from a non-empty pool");
+    (i1, (i2 != usize::MAX).then_some(i2))
 }
 
 pub struct BastFtl {
@@ -86,7 +111,12 @@ impl BastFtl {
     /// A fresh log block for `lbn`, after merging a victim if the pool is empty.
     fn new_log(&mut self, lbn: u32) -> Result<usize, FtlError> {
         if self.in_use as usize == self.logs.len() {
-            let v = log_victim(&self.logs, self.u.s.mapping.log_victim, &mut self.u.rng);
+            let (v, next) = log_victims(&self.logs, self.u.s.mapping.log_victim, &mut self.u.rng);
+            if let Some(n) = next {
+                // The next merge's tables arrive while this one copies.
+                self.u.prefetch_merge(self.logs[n].lbn);
+                self.u.prefetch_unit(self.logs[n].unit);
+            }
             self.merge(v)?;
         }
         let slot = self.logs.iter().position(|s| s.unit == NONE).expect("a free slot");
@@ -224,4 +254,40 @@ impl Mapping for BastFtl {
     }
 
     units_common!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{log_victims, LogSlot, UNUSED};
+    use crate::LogVictim;
+    use proptest::prelude::*;
+    use rand::SeedableRng;
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    proptest! {
+        /// The one-pass victim (and its follower) is the victim `min_by_key` picks, ties
+        /// to the first; the follower is the victim once that one is gone.
+        #[test]
+        fn log_victims_picks_the_min_by_key_victim(pool in prop::collection::vec(prop::option::of((0u64..6, 0u64..6)), 1..40)) {
+            prop_assume!(pool.iter().any(Option::is_some));
+            let mut slots: Vec<LogSlot> = pool
+                .iter()
+                .map(|p| p.map_or(UNUSED, |(born, used)| LogSlot { unit: 1, lbn: 1, in_order: true, born, used }))
+                .collect();
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+            for policy in [LogVictim::Lru, LogVictim::Fifo] {
+                let key = |s: &LogSlot| if policy == LogVictim::Lru { s.used } else { s.born };
+                let oldest = |slots: &[LogSlot]| {
+                    slots.iter().enumerate().filter(|(_, s)| s.unit != super::NONE).min_by_key(|(_, s)| key(s)).map(|(i, _)| i)
+                };
+                let (v, next) = log_victims(&slots, policy, &mut rng);
+                prop_assert_eq!(Some(v), oldest(&slots));
+                let keep = slots[v];
+                slots[v] = UNUSED;
+                let after = oldest(&slots);
+                prop_assert_eq!(next.map(|i| key(&slots[i])), after.map(|i| key(&slots[i])));
+                slots[v] = keep;
+            }
+        }
+    }
 }

@@ -85,5 +85,11 @@ impl Mapping for BlockFtl {
         self.u.lbns() as u64 * 4
     }
 
+    /// A few requests ahead of a write: the unit it may rewrite
+    /// ([`Units::prefetch_merge`]; a hint only).
+    fn prefetch_page(&self, lpn: u64) {
+        self.u.prefetch_merge(self.u.split(lpn).0);
+    }
+
     units_common!();
 }

@@ -127,11 +127,25 @@ impl FastFtl {
             let page = self.u.page_at(victim, k);
             if self.u.nand.page_state(page) == PageState::Valid {
                 let lbn = self.u.split(self.u.p2l[page as usize] as u64).0;
+                self.prefetch_next_merge(victim, k + 1, lbn);
                 self.full_merge(lbn)?;
             }
         }
         self.u.erase_unit(victim, Cause::Merge);
         Ok(())
+    }
+
+    /// Hint the next logical unit other than `lbn` with a page among the few positions
+    /// of RW log block `victim` from `k` on: the merge after this one (its tables
+    /// arrive while this one copies; a hint only, [`Units::prefetch_merge`]).
+    fn prefetch_next_merge(&self, victim: u32, k: u32, lbn: u32) {
+        for k in k..(k + 8).min(self.u.fill[victim as usize]) {
+            let lpn = self.u.p2l[self.u.page_at(victim, k) as usize];
+            if lpn != crate::NO_PAGE && self.u.split(lpn as u64).0 != lbn {
+                self.u.prefetch_merge(self.u.split(lpn as u64).0);
+                return;
+            }
+        }
     }
 
     fn full_merge(&mut self, lbn: u32) -> Result<(), FtlError> {

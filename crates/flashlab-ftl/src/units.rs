@@ -19,6 +19,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::VecDeque;
 
 mod bulk;
+mod prefetch;
 
 /// "No unit" / "no log slot".
 pub(crate) const NONE: u32 = u32::MAX;

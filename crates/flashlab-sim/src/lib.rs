@@ -16,6 +16,7 @@ mod end;
 mod engine;
 mod host;
 pub mod hotness;
+mod merge_run;
 mod migrate_run;
 mod observe;
 mod prewrite;

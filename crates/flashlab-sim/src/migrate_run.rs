@@ -79,7 +79,7 @@ impl Timeline {
     }
 
     /// The earliest time any die of channel `ch` other than `die` is free (u64::MAX if none).
-    fn other_dies_free(&self, ch: usize, die: usize) -> u64 {
+    pub(crate) fn other_dies_free(&self, ch: usize, die: usize) -> u64 {
         let dies = ch * self.res_per_channel..(ch + 1) * self.res_per_channel;
         dies.filter(|&d| d != die).map(|d| self.die_free[d]).min().unwrap_or(u64::MAX)
     }

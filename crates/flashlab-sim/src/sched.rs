@@ -4,6 +4,7 @@
 //! background GC).
 
 use crate::engine::{Engine, SimError};
+use crate::merge_run::is_merge;
 use crate::settings::GcMode;
 use flashlab_ftl::GcStep;
 use flashlab_ftl::Mapping;
@@ -31,6 +32,19 @@ impl Engine<'_> {
                 // A GC victim's migrations on one die, in one pass (`crate::migrate_run`).
                 let n = tl.book_migration_run(&ops[i..], host_done);
                 if n > 0 {
+                    i += n;
+                    continue;
+                }
+            }
+            if runs && is_merge(op.cause) {
+                // A hybrid merge's operations on one die, in one pass (`crate::merge_run`).
+                let fg = !host_seen;
+                let (n, end) = tl.book_merge_run(&ops[i..], fg.then_some(issue), if fg { ready } else { host_done });
+                if n > 0 {
+                    if fg {
+                        ready = end;
+                        host_done = host_done.max(end);
+                    }
                     i += n;
                     continue;
                 }

@@ -63,7 +63,7 @@ pub(crate) struct GcXfer {
     pub(crate) ready: u64,
 }
 
-const NO_GC_XFER: GcXfer = GcXfer { start: u64::MAX, ready: 0 };
+pub(crate) const NO_GC_XFER: GcXfer = GcXfer { start: u64::MAX, ready: 0 };
 
 /// Per-die (or per-chip) busy-until times, per-channel transfer calendars, and
 /// busy/wait accounting.

@@ -1,0 +1,61 @@
+//! Prefetching a merge's table lines one merge ahead (issue 22 target 5).
+//!
+//! A merge copies a whole cold logical unit: its map entries (`l2p`), the reverse-map
+//! entries (`p2l`), page-bitmap words and valid counts of its data unit, and those of
+//! the free unit that receives the copies. With bulk copies ([`Units::copy_range`]) the
+//! copy loop is bound by these cache misses, and prefetching them right before the
+//! copy leaves no time for them to arrive. The schemes know their next merge earlier
+//! (BAST: the next log victim; FAST: the next logical unit of the RW log block being
+//! reclaimed; block mapping: the unit a request a few places ahead rewrites) and hint
+//! it with [`Units::prefetch_merge`]. Hints change no state.
+
+use super::{Units, NONE};
+use crate::ftl::prefetch;
+
+/// `u32` table entries per 64-byte cache line.
+const PER_LINE: usize = 16;
+
+impl Units {
+    /// Hint that logical unit `lbn` will be merged soon: prefetch its map entries, its
+    /// data unit's reverse-map entries, bitmap words and valid counts, and the same of
+    /// the free unit a merge in that unit's group would take next.
+    pub fn prefetch_merge(&self, lbn: u32) {
+        let Some(&data) = self.data.get(lbn as usize) else { return };
+        let base = lbn as usize * self.upp as usize;
+        prefetch_span(&self.l2p, base, self.upp as usize);
+        if data == NONE {
+            return;
+        }
+        self.prefetch_unit(data);
+        if let Some(&dest) = self.free[self.group_of(data) as usize].front() {
+            self.prefetch_unit(dest);
+        }
+    }
+
+    /// Prefetch the reverse-map entries, bitmap words and valid counts of `unit`.
+    pub fn prefetch_unit(&self, unit: u32) {
+        for m in 0..self.sb {
+            let block = self.block(unit, m);
+            let first = block * self.ppb;
+            prefetch_span(&self.p2l, first as usize, self.ppb as usize);
+            self.nand.prefetch(first);
+            self.nand.prefetch(first + self.ppb - 1);
+            self.nand.prefetch_block(block);
+        }
+    }
+}
+
+/// Prefetch the cache lines of `t[from..from + len]` (clipped to `t`).
+#[inline]
+fn prefetch_span(t: &[u32], from: usize, len: usize) {
+    let end = (from + len).min(t.len());
+    if from >= end {
+        return;
+    }
+    let mut i = from;
+    while i < end {
+        prefetch(&t[i]);
+        i += PER_LINE;
+    }
+    prefetch(&t[end - 1]);
+}

@@ -1,0 +1,271 @@
+//! A hybrid FTL's merge booked on its die in one pass (issue 22 target 5).
+//!
+//! A merge of `block`, `bast`, `bast-padding` or `fast` (and BAST-padding's padding)
+//! logs up to a whole unit of (read, program) pairs of cause `Merge` (`Padding`), then
+//! the erases of the freed units (`crate::units`; Kim et al. 2002 §3). Issued before
+//! the host write it makes room for, it is foreground work: pair by pair,
+//! [`Timeline::host_at`] books each operation ready when the previous one ended;
+//! issued after it (a log block filled by the write), [`Timeline::gc`] books each not
+//! before the host operation's end. On one die both come to the same arithmetic (a
+//! die's next operation starts when it is free, and it is free no earlier than the
+//! previous operation ended). [`Timeline::book_merge_run`] books such a run as
+//! `crate::migrate_run` books a GC victim's: with the same calendar calls, pair by
+//! pair, but the die's clock and counters in locals and the channel's prune floor from
+//! the other dies once per run. Bookings are identical to per-operation booking (the
+//! property test below, and the golden configurations).
+
+use crate::timing::{GcXfer, Timeline, NO_GC_XFER};
+use flashlab_ftl::FlashOp;
+use flashlab_nand::{Cause, OpKind};
+
+/// Whether `cause` is a mapping scheme's merge work (copies, padding, unit erases).
+#[inline]
+pub(crate) fn is_merge(cause: Cause) -> bool {
+    matches!(cause, Cause::Merge | Cause::Padding)
+}
+
+impl Timeline {
+    /// Book the leading merge operations of `ops` that lie on the die of `ops[0]` —
+    /// (read, program) pairs of one merge cause within that die, and erases — the first
+    /// ready at `not_before` (or the host floor), each later one when the previous ends,
+    /// exactly as per-operation [`Timeline::host_at`] calls (when `issue` is the
+    /// request's issue time: foreground work) or [`Timeline::gc`] calls (`issue` None)
+    /// would. Returns how many ops it booked (0 if `ops` does not start with such an
+    /// operation) and when the last one ends. Only when
+    /// [`Timeline::books_migration_runs`] (`fifo` arbitration: nothing is ever queued,
+    /// so `host_at`'s catching up books nothing).
+    pub(crate) fn book_merge_run(&mut self, ops: &[FlashOp], issue: Option<u64>, not_before: u64) -> (usize, u64) {
+        debug_assert!(self.books_migration_runs() && self.pending_dies.is_empty());
+        let Some(first) = ops.first() else { return (0, 0) };
+        let die = self.die_of(first.plane);
+        if unit_on(self, die, ops) == 0 {
+            return (0, 0);
+        }
+        if let Some(issue) = issue {
+            debug_assert!(issue >= self.floor && not_before >= issue);
+            self.floor = issue;
+        }
+        let (ch, who) = self.chan_of(die);
+        let others = self.other_dies_free(ch, die);
+        let (xfer, read_ns, program_ns, erase_ns) = (self.xfer_ns, self.t.read_ns, self.t.program_ns, self.t.erase_ns);
+        // Every operation after the first is ready when the previous one ends, i.e.
+        // when the die is free again: `ready.max(free)` is `free` from then on.
+        let (ready, mut free) = (not_before.max(self.floor), self.die_free[die]);
+        let (mut busy, mut wait, mut pairs, mut last) = (0, 0, 0u64, self.gc_xfer[die]);
+        let mut n = 0;
+        loop {
+            match unit_on(self, die, &ops[n..]) {
+                2 => {
+                    // What `exec_read_program` does for one pair (see `crate::migrate_run`).
+                    let xr1 = ready.max(free) + read_ns;
+                    self.cal[ch].prune(self.floor.max(others.min(free)));
+                    let (x1, x2) = self.cal[ch].book_pair(xr1, xfer, who);
+                    let xr2 = x1 + xfer;
+                    wait += (x1 - xr1) + (x2 - xr2);
+                    busy += read_ns + 2 * xfer + program_ns;
+                    free = x2 + xfer + program_ns;
+                    last = GcXfer { start: x2, ready: xr2 };
+                    pairs += 1;
+                    n += 2;
+                }
+                1 => {
+                    // What `exec` does for an erase without command cycles.
+                    busy += erase_ns;
+                    free = ready.max(free) + erase_ns;
+                    last = NO_GC_XFER;
+                    n += 1;
+                }
+                _ => break,
+            }
+        }
+        self.chan_busy_ns[ch] += pairs * 2 * xfer;
+        self.die_busy_ns[die] += busy;
+        self.die_wait_ns[die] += wait;
+        self.die_free[die] = free;
+        self.gc_until[die] = free;
+        self.gc_xfer[die] = last;
+        (n, free)
+    }
+}
+
+/// The booking unit at the start of `ops` if it is merge work on `die`: 2 for a
+/// (read, program) pair of one merge cause within the die, 1 for an erase; else 0.
+#[inline]
+fn unit_on(tl: &Timeline, die: usize, ops: &[FlashOp]) -> usize {
+    match ops {
+        [e, ..] if e.kind == OpKind::Erase && is_merge(e.cause) && tl.die_of(e.plane) == die => 1,
+        [r, p, ..]
+            if r.kind == OpKind::Read
+                && p.kind == OpKind::Program
+                && is_merge(r.cause)
+                && p.cause == r.cause
+                && tl.die_of(r.plane) == die
+                && tl.die_of(p.plane) == die =>
+        {
+            2
+        }
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::settings::{BusArbitration, TimingSettings};
+    use crate::timing::Timeline;
+    use flashlab_ftl::FlashOp;
+    use flashlab_nand::{Cause, Geometry, OpKind};
+    use proptest::prelude::*;
+
+    fn geometry() -> Geometry {
+        Geometry {
+            channels: 2,
+            chips_per_channel: 2,
+            dies_per_chip: 2,
+            planes_per_die: 2,
+            blocks_per_plane: 8,
+            pages_per_block: 16,
+            page_bytes: 4096,
+        }
+    }
+
+    fn timing() -> TimingSettings {
+        TimingSettings {
+            read_ns: 40_000,
+            program_ns: 200_000,
+            erase_ns: 1_500_000,
+            byte_ps: 10_000,
+            command_ns: 0,
+            copyback: false,
+            copyback_same_parity: false,
+            multiplane: false,
+            die_interleaving: true,
+            bus_arbitration: BusArbitration::Fifo,
+            trim_command_ns: 0,
+            trim_page_ns: 0,
+            trim_queued: true,
+        }
+    }
+
+    fn op(kind: OpKind, cause: Cause, plane: u32, page: u32) -> FlashOp {
+        FlashOp { kind, cause, plane, page }
+    }
+
+    /// One request: time since the last one, its plane, whether its merge comes after
+    /// the host write (else before it), and its merge ops as (kind, other plane).
+    type Request = (u64, u32, bool, Vec<(u8, u32)>);
+
+    fn requests() -> impl Strategy<Value = Vec<Request>> {
+        let one = (0u64..400_000, 0u32..16, any::<bool>(), prop::collection::vec((0u8..9, 0u32..16), 0..24));
+        prop::collection::vec(one, 1..50)
+    }
+
+    /// A merge's ops: `kinds` 0–3 = a merge pair on `plane`, 4 = a pair whose program
+    /// is on plane `other`, 5 = a padding pair, 6 = an erase on `plane`, 7 = an erase
+    /// on `other`, 8 = a lone merge read on `other` (where runs stop).
+    fn merge_ops(plane: u32, kinds: &[(u8, u32)]) -> Vec<FlashOp> {
+        let mut ops = Vec::new();
+        for &(k, other) in kinds {
+            match k {
+                0..=3 => {
+                    ops.push(op(OpKind::Read, Cause::Merge, plane, k as u32));
+                    ops.push(op(OpKind::Program, Cause::Merge, plane, 1));
+                }
+                4 => {
+                    ops.push(op(OpKind::Read, Cause::Merge, plane, 2));
+                    ops.push(op(OpKind::Program, Cause::Merge, other, 3));
+                }
+                5 => {
+                    ops.push(op(OpKind::Read, Cause::Padding, plane, 2));
+                    ops.push(op(OpKind::Program, Cause::Padding, plane, 3));
+                }
+                6 => ops.push(op(OpKind::Erase, Cause::Merge, plane, 0)),
+                7 => ops.push(op(OpKind::Erase, Cause::Merge, other, 0)),
+                _ => ops.push(op(OpKind::Read, Cause::Merge, other, 4)),
+            }
+        }
+        ops
+    }
+
+    /// Ops in the booking unit starting at `ops[0]`, as `Engine::schedule` pairs them.
+    fn unit(ops: &[FlashOp]) -> usize {
+        match ops {
+            [r, p, ..] if r.kind == OpKind::Read && p.kind == OpKind::Program && p.cause == r.cause => 2,
+            _ => 1,
+        }
+    }
+
+    /// Book `ops` op by op as `Engine::schedule` does without runs: foreground (`issue`
+    /// given) each ready when the previous ends, else each not before `not_before`.
+    /// Returns when the last foreground op ends.
+    fn book_each(tl: &mut Timeline, ops: &[FlashOp], issue: Option<u64>, not_before: u64) -> u64 {
+        let (mut i, mut ready) = (0, not_before);
+        while i < ops.len() {
+            let n = unit(&ops[i..]);
+            let program = (n == 2).then(|| ops[i + 1]);
+            match issue {
+                Some(issue) => ready = tl.host_at(&ops[i], program.as_ref(), issue, ready),
+                None => tl.gc(ops[i], program, not_before),
+            }
+            i += n;
+        }
+        ready
+    }
+
+    /// The same with runs booked by `book_merge_run`.
+    fn book_runs(tl: &mut Timeline, ops: &[FlashOp], issue: Option<u64>, not_before: u64) -> u64 {
+        let (mut i, mut ready) = (0, not_before);
+        while i < ops.len() {
+            let (n, end) = tl.book_merge_run(&ops[i..], issue, if issue.is_some() { ready } else { not_before });
+            if n > 0 {
+                i += n;
+                if issue.is_some() {
+                    ready = end;
+                }
+                continue;
+            }
+            let n = unit(&ops[i..]);
+            ready = book_each(tl, &ops[i..i + n], issue, ready);
+            i += n;
+        }
+        ready
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+        /// A merge booked in runs leaves every die, channel and counter exactly as
+        /// booking it op by op does, foreground or after the host write, with host
+        /// operations in between.
+        #[test]
+        fn a_merge_run_books_like_its_operations(requests in requests()) {
+            let (geo, t) = (geometry(), timing());
+            let (mut each, mut runs) = (Timeline::new(&geo, t), Timeline::new(&geo, t));
+            let mut issue = 0;
+            for (gap, plane, after, kinds) in requests {
+                issue += gap;
+                let ops = merge_ops(plane, &kinds);
+                let host = op(OpKind::Program, Cause::Host, plane, 0);
+                if after {
+                    let (a, b) = (each.host(&host, issue), runs.host(&host, issue));
+                    prop_assert_eq!(a, b);
+                    book_each(&mut each, &ops, None, a);
+                    book_runs(&mut runs, &ops, None, b);
+                } else {
+                    let a = book_each(&mut each, &ops, Some(issue), issue);
+                    let b = book_runs(&mut runs, &ops, Some(issue), issue);
+                    prop_assert_eq!(a, b);
+                    let (a, b) = (each.host_at(&host, None, issue, a), runs.host_at(&host, None, issue, b));
+                    prop_assert_eq!(a, b);
+                }
+                prop_assert_eq!(each.floor, runs.floor);
+                prop_assert_eq!(&each.die_free, &runs.die_free);
+                prop_assert_eq!(&each.die_busy_ns, &runs.die_busy_ns);
+                prop_assert_eq!(&each.die_wait_ns, &runs.die_wait_ns);
+                prop_assert_eq!(&each.chan_busy_ns, &runs.chan_busy_ns);
+                prop_assert_eq!(&each.gc_until, &runs.gc_until);
+                prop_assert_eq!(&each.gc_xfer, &runs.gc_xfer);
+                prop_assert_eq!(each.last_gc_wait_ns, runs.last_gc_wait_ns);
+                prop_assert_eq!(each.calendar_slots(), runs.calendar_slots());
+            }
+        }
+    }
+}
