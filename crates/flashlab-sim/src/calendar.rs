@@ -211,34 +211,35 @@ impl Calendar {
         };
         let next_start = self.after(prev).1;
         let merge_next = owner == 0 && next != NIL && next_start - end < len && fixed(&self.node(next).slot());
-        let at = match (merge_prev, merge_next) {
+        // (the node now holding the booking, the node after it if known)
+        let (at, after) = match (merge_prev, merge_next) {
             (true, true) => {
                 let n = *self.node(next);
                 let p = &mut self.nodes[prev as usize];
                 (p.end, p.next, p.next_start) = (n.end, n.next, n.next_start);
                 self.release(next, prev);
-                prev
+                (prev, n.next)
             }
             (true, false) => {
                 self.nodes[prev as usize].end = end;
-                prev
+                (prev, next)
             }
             (false, true) => {
                 self.nodes[next as usize].start = start;
                 self.link(prev, next, start);
-                next
+                (next, NIL)
             }
             (false, false) => {
                 let i = self.alloc(Node { start, end, next_start, owner, next });
                 self.link(prev, i, start);
-                i
+                (i, next)
             }
         };
         self.cursor[who] = at;
         // The die's next transfer (the next migration of a GC run, ready a program
         // time later) usually lands in the gap after this slot and merges with the
         // slot after it: start loading that node now (a hint: no effect on results).
-        self.prefetch(self.node(at).next);
+        self.prefetch(after);
     }
 
     /// Ask the CPU to bring node `i`'s cache line in (none for NIL).
@@ -405,9 +406,9 @@ mod tests {
             x % n
         };
         let mut c = Calendar::new(2, false);
-        let mut busy = vec![false; 40_000];
-        let mut floor = 0;
-        for n in 0..2000 {
+        let mut busy = vec![false; 120_000];
+        let (mut floor, mut most) = (0, 0);
+        for n in 0..8000 {
             // Bookings are never ready before the floor.
             let (ready, len) = (floor + rnd(15_000), 7);
             let want = (ready..).find(|&s| (s..s + len).all(|t| !busy[t as usize])).unwrap();
@@ -417,6 +418,9 @@ mod tests {
                 floor += rnd(3000);
                 c.prune(floor);
             }
+            most = most.max(c.len());
         }
+        // Freed nodes are reused: the arena holds no more nodes than were ever live at once.
+        assert!(c.nodes.len() <= most + 1, "{} nodes, {most} live", c.nodes.len());
     }
 }
