@@ -88,9 +88,12 @@ pub fn simulate(s: &Settings, config_path: &Path, obs: &mut dyn Observer) -> any
     let Source::Trace(t) = &s.workload.source else {
         return Ok(flashlab_sim::run_synthetic_observed(s, obs)?);
     };
-    let mut reader = open_trace(t, config_path)?;
+    let reader = open_trace(t, config_path)?;
     let first_pass = s.workload.prewrite_reads.then(|| open_trace(t, config_path)).transpose()?;
-    let result = flashlab_sim::run_prewrite_observed(s, first_pass, &mut reader, obs);
+    // The trace is parsed on a second thread, ahead of the simulation (the same
+    // requests in the same order: `flashlab_trace::prefetched`).
+    let (result, reader) =
+        flashlab_trace::prefetched(reader, |reqs| flashlab_sim::run_prewrite_observed(s, first_pass, reqs, obs));
     let mut result = result.map_err(|e| locate(e, t, config_path))?;
     result.skipped_lines = reader.skipped_lines();
     Ok(result)

@@ -25,13 +25,26 @@ pub(crate) struct Slot {
 
 const NIL: u32 = u32::MAX;
 
+/// A slot in the list: 32 bytes, aligned so that a node never straddles two cache
+/// lines (the calendars outgrow the L2 cache next to the FTL's tables, so a node
+/// touched is often a miss; 40-byte nodes made every third one two misses).
 #[derive(Clone, Copy, Debug)]
+#[repr(align(32))]
 struct Node {
-    slot: Slot,
-    next: u32,
+    start: u64,
+    end: u64,
     /// The next node's start (u64::MAX if none): the common "fits before the next
     /// slot" test needs no load of the next node.
     next_start: u64,
+    owner: u32,
+    next: u32,
+}
+
+impl Node {
+    #[inline]
+    fn slot(&self) -> Slot {
+        Slot { start: self.start, end: self.end, owner: self.owner }
+    }
 }
 
 /// One channel's calendar: the live slots as a sorted singly linked list in a flat
@@ -123,7 +136,7 @@ impl Calendar {
             return;
         }
         self.pruned_at = floor;
-        while self.head != NIL && self.node(self.head).slot.end <= floor {
+        while self.head != NIL && self.node(self.head).end <= floor {
             let h = *self.node(self.head);
             let old = self.head;
             (self.head, self.head_start) = (h.next, h.next_start);
@@ -136,8 +149,8 @@ impl Calendar {
     #[inline]
     fn start(&self, t: u64, who: usize) -> (u32, u64) {
         let c = self.cursor[who];
-        if c != NIL && self.node(c).slot.start <= t {
-            (c, t.max(self.node(c).slot.end))
+        if c != NIL && self.node(c).start <= t {
+            (c, t.max(self.node(c).end))
         } else {
             (NIL, t)
         }
@@ -154,8 +167,8 @@ impl Calendar {
                 return (at, prev, cur);
             }
             let n = self.node(cur);
-            if !ignore(&n.slot) {
-                at = at.max(n.slot.end);
+            if !ignore(&n.slot()) {
+                at = at.max(n.end);
             }
             prev = cur;
         }
@@ -193,35 +206,55 @@ impl Calendar {
     fn place(&mut self, start: u64, end: u64, len: u64, owner: u32, who: usize, prev: u32, next: u32) {
         let fixed = |s: &Slot| !self.movable || s.owner == 0;
         let merge_prev = owner == 0 && prev != NIL && {
-            let p = self.node(prev).slot;
+            let p = self.node(prev).slot();
             start - p.end < len && fixed(&p)
         };
         let next_start = self.after(prev).1;
-        let merge_next = owner == 0 && next != NIL && next_start - end < len && fixed(&self.node(next).slot);
-        let at = match (merge_prev, merge_next) {
+        let merge_next = owner == 0 && next != NIL && next_start - end < len && fixed(&self.node(next).slot());
+        // (the node now holding the booking, the node after it if known)
+        let (at, after) = match (merge_prev, merge_next) {
             (true, true) => {
                 let n = *self.node(next);
                 let p = &mut self.nodes[prev as usize];
-                (p.slot.end, p.next, p.next_start) = (n.slot.end, n.next, n.next_start);
+                (p.end, p.next, p.next_start) = (n.end, n.next, n.next_start);
                 self.release(next, prev);
-                prev
+                (prev, n.next)
             }
             (true, false) => {
-                self.nodes[prev as usize].slot.end = end;
-                prev
+                self.nodes[prev as usize].end = end;
+                (prev, next)
             }
             (false, true) => {
-                self.nodes[next as usize].slot.start = start;
+                self.nodes[next as usize].start = start;
                 self.link(prev, next, start);
-                next
+                (next, NIL)
             }
             (false, false) => {
-                let i = self.alloc(Node { slot: Slot { start, end, owner }, next, next_start });
+                let i = self.alloc(Node { start, end, next_start, owner, next });
                 self.link(prev, i, start);
-                i
+                (i, next)
             }
         };
         self.cursor[who] = at;
+        // The die's next transfer (the next migration of a GC run, ready a program
+        // time later) usually lands in the gap after this slot and merges with the
+        // slot after it: start loading that node now (a hint: no effect on results).
+        self.prefetch(after);
+    }
+
+    /// Ask the CPU to bring node `i`'s cache line in (none for NIL).
+    #[inline(always)]
+    fn prefetch(&self, i: u32) {
+        let Some(n) = self.nodes.get(i as usize) else { return };
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetching is a hint with no architectural effect (it cannot fault);
+        // the address comes from a valid reference. Runs in every booking, hence in
+        // every calendar test below.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(n as *const Node as *const i8, std::arch::x86_64::_MM_HINT_T0);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = n;
     }
 
     /// Die `who` (slots owned by `id`) books its next transfer: the slot of its last
@@ -229,15 +262,15 @@ impl Calendar {
     /// successor it leaves a gap shorter than `len` to.
     pub fn fix_cursor(&mut self, who: usize, id: u32, len: u64) {
         let c = self.cursor[who];
-        if c == NIL || self.node(c).slot.owner != id {
+        if c == NIL || self.node(c).owner != id {
             return;
         }
-        self.nodes[c as usize].slot.owner = 0;
+        self.nodes[c as usize].owner = 0;
         let n = *self.node(c);
-        if n.next != NIL && n.next_start - n.slot.end < len && self.node(n.next).slot.owner == 0 {
+        if n.next != NIL && n.next_start - n.end < len && self.node(n.next).owner == 0 {
             let m = *self.node(n.next);
             let p = &mut self.nodes[c as usize];
-            (p.slot.end, p.next, p.next_start) = (m.slot.end, m.next, m.next_start);
+            (p.end, p.next, p.next_start) = (m.end, m.next, m.next_start);
             self.release(n.next, c);
         }
     }
@@ -246,7 +279,7 @@ impl Calendar {
     /// the caller), searching from die `who`'s cursor.
     pub fn take_overlapping(&mut self, from: u64, to: u64, who: usize, out: &mut Vec<Slot>) {
         let (mut prev, _) = self.start(from, who);
-        if prev != NIL && self.node(prev).slot.end > from {
+        if prev != NIL && self.node(prev).end > from {
             prev = NIL;
         }
         loop {
@@ -255,8 +288,8 @@ impl Calendar {
                 return;
             }
             let n = *self.node(cur);
-            if n.slot.end > from {
-                out.push(n.slot);
+            if n.end > from {
+                out.push(n.slot());
                 self.link(prev, n.next, n.next_start);
                 self.release(cur, prev);
             } else {
@@ -274,7 +307,7 @@ impl Calendar {
             if cur == NIL || cur_start > at {
                 return at;
             }
-            at = at.max(self.node(cur).slot.end);
+            at = at.max(self.node(cur).end);
             prev = cur;
         }
     }
@@ -289,7 +322,7 @@ impl Calendar {
     pub fn live(&self) -> Vec<Slot> {
         let (mut out, mut cur) = (Vec::new(), self.head);
         while cur != NIL {
-            out.push(self.node(cur).slot);
+            out.push(self.node(cur).slot());
             cur = self.node(cur).next;
         }
         out
@@ -373,9 +406,9 @@ mod tests {
             x % n
         };
         let mut c = Calendar::new(2, false);
-        let mut busy = vec![false; 40_000];
-        let mut floor = 0;
-        for n in 0..2000 {
+        let mut busy = vec![false; 120_000];
+        let (mut floor, mut most) = (0, 0);
+        for n in 0..8000 {
             // Bookings are never ready before the floor.
             let (ready, len) = (floor + rnd(15_000), 7);
             let want = (ready..).find(|&s| (s..s + len).all(|t| !busy[t as usize])).unwrap();
@@ -385,6 +418,9 @@ mod tests {
                 floor += rnd(3000);
                 c.prune(floor);
             }
+            most = most.max(c.len());
         }
+        // Freed nodes are reused: the arena holds no more nodes than were ever live at once.
+        assert!(c.nodes.len() <= most + 1, "{} nodes, {most} live", c.nodes.len());
     }
 }

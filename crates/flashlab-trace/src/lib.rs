@@ -5,7 +5,8 @@
 //! does no file I/O and never reads the clock: readers take any
 //! [`std::io::BufRead`], writers any [`std::io::Write`]. Reading streams one
 //! line at a time through a reused buffer, so memory does not grow with the
-//! trace length.
+//! trace length. [`prefetched`] runs a consumer over a reader while a second thread
+//! parses ahead (the same items, in order).
 //!
 //! ```
 //! use flashlab_trace::{ReaderOptions, TraceReader, TraceFormat, Op};
@@ -29,6 +30,7 @@ mod error;
 mod format;
 mod formats;
 mod parse;
+mod prefetch;
 mod reader;
 mod stats;
 mod writer;
@@ -36,6 +38,7 @@ mod writer;
 pub use detect::{detect, SAMPLE_LINES};
 pub use error::TraceError;
 pub use format::{FormatChoice, Op, Request, TraceFormat, SECTOR_BYTES};
+pub use prefetch::{prefetched, Prefetched};
 pub use reader::{FioTimeUnit, ReaderOptions, TraceReader, MAX_LINE_BYTES};
 pub use stats::{stats, TraceStats};
 pub use writer::{write_header, write_request, TraceWriter};
