@@ -256,7 +256,7 @@ fn process_cpu_s() -> Option<f64> {
     // a failure is reported by the return value, which is checked. Exercised by
     // `tests::process_cpu_counts_a_second_thread`.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    (rc == 0).then(|| ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+    (rc == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
 }
 
 #[cfg(not(unix))]
