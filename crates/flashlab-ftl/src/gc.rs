@@ -97,7 +97,7 @@ impl PageFtl {
     }
 
     /// Blocking GC until `plane` has its reserve of free blocks.
-    fn collect_to_reserve(&mut self, plane: u32) -> Result<(), FtlError> {
+    pub(crate) fn collect_to_reserve(&mut self, plane: u32) -> Result<(), FtlError> {
         let min = self.gc_reserve();
         let mut runs = 0u32;
         while self.free[plane as usize].len() < min {
@@ -227,10 +227,12 @@ impl PageFtl {
     /// as [`Self::migrate_each`] with a fixed slot: a frontier that fills up is replaced
     /// only when the next page needs room, as [`Self::append`] does. Returns how many moved.
     fn migrate_runs(&mut self, plane: u32, victim: u32, from: u32, slot: u32) -> Result<u64, FtlError> {
-        let (first, ppb) = (self.nand.first_page(victim), self.geo.pages_per_block);
+        let ppb = self.geo.pages_per_block;
         let open = (plane * self.slots + slot) as usize;
         let mut moved = 0u64;
-        let mut next = self.nand.next_valid(victim, from);
+        // The victim's bits do not change until `invalidate_block` after the loop.
+        let mut cur = self.nand.valid_cursor(victim, from);
+        let mut next = self.nand.next_valid_at(&mut cur);
         while let Some(mut page) = next {
             let mut block = self.open[open];
             if block == NO_BLOCK || self.nand.write_pointer(block) == ppb {
@@ -250,7 +252,7 @@ impl PageFtl {
                 }
                 self.after_move(page, new, lpn);
                 n += 1;
-                next = self.nand.next_valid(victim, page - first + 1);
+                next = self.nand.next_valid_at(&mut cur);
                 match next {
                     Some(p) if n < ppb - wp => page = p,
                     _ => break,
@@ -277,10 +279,9 @@ impl PageFtl {
     /// is about to move: each is a random access to `l2p` that the migration loop would
     /// otherwise wait for one at a time (a hint only: no state changes).
     #[inline]
-    fn prefetch_moved_entries(&self, victim: u32, mut from: u32) {
-        let first = self.nand.first_page(victim);
-        while let Some(page) = self.nand.next_valid(victim, from) {
-            from = page - first + 1;
+    fn prefetch_moved_entries(&self, victim: u32, from: u32) {
+        let mut cur = self.nand.valid_cursor(victim, from);
+        while let Some(page) = self.nand.next_valid_at(&mut cur) {
             if let Some(e) = self.l2p.get(self.p2l[page as usize] as usize) {
                 crate::ftl::prefetch(e);
             }

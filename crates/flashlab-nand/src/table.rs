@@ -31,6 +31,8 @@ pub struct Table<T: Pod> {
 struct Store<T> {
     /// Exactly `len * size_of::<T>()` bytes (`None` for an empty table: a zero-length
     /// mapping does not exist).
+    /// Owns the pages (read through `addr`/`len` only, so never read by name).
+    #[allow(dead_code)]
     map: Option<memmap2::MmapMut>,
     /// Whether the kernel accepted `MADV_HUGEPAGE` for it.
     advised: bool,
