@@ -37,8 +37,8 @@ struct Store<T> {
     /// Whether the kernel accepted `MADV_HUGEPAGE` for it.
     advised: bool,
     /// The checked view of `map` as `[T]`: its first element's address (provenance
-    /// exposed, so the table stays `Send`/`Sync` like the `MmapMut` it owns) and its
-    /// length in elements (0 when `map` is `None`).
+    /// exposed, so the table stays `Send`/`Sync` like the `MmapMut` it owns; a dangling
+    /// aligned address when `map` is `None`) and its length in elements.
     addr: usize,
     len: usize,
     _t: PhantomData<T>,
@@ -97,7 +97,8 @@ impl<T: Pod> Store<T> {
                 let view: &mut [T] = bytemuck::cast_slice_mut(m);
                 (view.as_mut_ptr().expose_provenance(), view.len())
             }
-            None => (0, 0),
+            // A zero-length slice needs a non-null, aligned address and nothing more.
+            None => (std::ptr::NonNull::<T>::dangling().as_ptr().expose_provenance(), 0),
         };
         Store { map, advised, addr, len, _t: PhantomData }
     }
@@ -108,24 +109,19 @@ impl<T: Pod> Store<T> {
 
     #[inline(always)]
     fn slice(&self) -> &[T] {
-        if self.len == 0 {
-            return &[];
-        }
         // SAFETY: `addr`/`len` are the view `bytemuck::cast_slice_mut` checked in
         // `zeroed` (aligned for `T`, `len * size_of::<T>()` bytes, inside the mapping,
         // provenance exposed there). The mapping is owned by `self.map`, never unmapped,
         // moved or resized while `self` lives (moving the `MmapMut` does not move the
         // pages), and its bytes are initialised (zeroed, then written as `T`; `T: Pod`
-        // makes any bytes a valid `T`). The slice borrows `self`, so no `&mut` view
+        // makes any bytes a valid `T`); an empty table has a dangling, aligned, non-null
+        // address, which a zero-length slice allows. The slice borrows `self`, so no `&mut` view
         // can coexist with it. Exercised by every test below and by every FTL test.
         unsafe { std::slice::from_raw_parts(std::ptr::with_exposed_provenance::<T>(self.addr), self.len) }
     }
 
     #[inline(always)]
     fn slice_mut(&mut self) -> &mut [T] {
-        if self.len == 0 {
-            return &mut [];
-        }
         // SAFETY: as in `slice`; the slice borrows `self` mutably, so it is the only
         // view of the mapping while it lives.
         unsafe { std::slice::from_raw_parts_mut(std::ptr::with_exposed_provenance_mut::<T>(self.addr), self.len) }
