@@ -323,7 +323,6 @@ impl PageFtl {
                 // once the per-block arrays outgrow the caches, as in `scale-4tib`).
                 let block = self.nand.block_of(page);
                 self.nand.prefetch_block(block);
-                prefetch(&self.role[block as usize]);
                 self.index.prefetch(block);
                 // One write later (its entry has arrived by now): the blocks it is
                 // linked to, whose entries its bucket move rewrites.
@@ -430,12 +429,15 @@ impl PageFtl {
         }
     }
 
+    /// A closed block that lost a valid page moves down one greedy bucket. Whether it
+    /// is closed is read from its index entry (a block is `Role::Closed` exactly while
+    /// it is in the closed index: `close_block` files it, `start_gc` and wear
+    /// levelling's `move_block` take it out), not from `role`: one random line fewer
+    /// per host write once the per-block arrays outgrow the caches (`scale-4tib`).
     #[inline]
     fn rebucket(&mut self, block: u32) {
-        if self.role[block as usize] == Role::Closed {
-            let plane = self.nand.plane_of_block(block);
-            self.index.on_invalidate(plane, block, self.nand.valid_count(block));
-        }
+        let plane = self.nand.plane_of_block(block);
+        self.index.on_invalidate(plane, block, self.nand.valid_count(block));
     }
 
     /// The frontier slot a page migrated by GC goes to: its temperature class among

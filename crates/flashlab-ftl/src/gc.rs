@@ -97,7 +97,7 @@ impl PageFtl {
     }
 
     /// Blocking GC until `plane` has its reserve of free blocks.
-    fn collect_to_reserve(&mut self, plane: u32) -> Result<(), FtlError> {
+    pub(crate) fn collect_to_reserve(&mut self, plane: u32) -> Result<(), FtlError> {
         let min = self.gc_reserve();
         let mut runs = 0u32;
         while self.free[plane as usize].len() < min {
@@ -227,10 +227,13 @@ impl PageFtl {
     /// as [`Self::migrate_each`] with a fixed slot: a frontier that fills up is replaced
     /// only when the next page needs room, as [`Self::append`] does. Returns how many moved.
     fn migrate_runs(&mut self, plane: u32, victim: u32, from: u32, slot: u32) -> Result<u64, FtlError> {
-        let (first, ppb) = (self.nand.first_page(victim), self.geo.pages_per_block);
+        let ppb = self.geo.pages_per_block;
         let open = (plane * self.slots + slot) as usize;
         let mut moved = 0u64;
-        let mut next = self.nand.next_valid(victim, from);
+        // The victim's bits do not change until `invalidate_block` after the loop.
+        let mut cur = self.nand.valid_cursor(victim, from);
+        let plain = !self.record_ops && !self.s.track_content && self.moved.is_none();
+        let mut next = self.nand.next_valid_at(&mut cur);
         while let Some(mut page) = next {
             let mut block = self.open[open];
             if block == NO_BLOCK || self.nand.write_pointer(block) == ppb {
@@ -238,6 +241,13 @@ impl PageFtl {
             }
             let wp = self.nand.write_pointer(block);
             let base = self.nand.first_page(block) + wp;
+            if plain {
+                let n;
+                (n, next) = move_run(&mut self.p2l, &mut self.l2p, &self.nand, &mut cur, page, base, ppb - wp);
+                self.nand.program_span(block, n, Cause::Gc);
+                moved += n as u64;
+                continue;
+            }
             let mut n = 0;
             loop {
                 let (lpn, new) = (self.p2l[page as usize], base + n);
@@ -250,7 +260,7 @@ impl PageFtl {
                 }
                 self.after_move(page, new, lpn);
                 n += 1;
-                next = self.nand.next_valid(victim, page - first + 1);
+                next = self.nand.next_valid_at(&mut cur);
                 match next {
                     Some(p) if n < ppb - wp => page = p,
                     _ => break,
@@ -277,10 +287,9 @@ impl PageFtl {
     /// is about to move: each is a random access to `l2p` that the migration loop would
     /// otherwise wait for one at a time (a hint only: no state changes).
     #[inline]
-    fn prefetch_moved_entries(&self, victim: u32, mut from: u32) {
-        let first = self.nand.first_page(victim);
-        while let Some(page) = self.nand.next_valid(victim, from) {
-            from = page - first + 1;
+    fn prefetch_moved_entries(&self, victim: u32, from: u32) {
+        let mut cur = self.nand.valid_cursor(victim, from);
+        while let Some(page) = self.nand.next_valid_at(&mut cur) {
             if let Some(e) = self.l2p.get(self.p2l[page as usize] as usize) {
                 crate::ftl::prefetch(e);
             }
@@ -440,5 +449,35 @@ impl PageFtl {
         self.log(OpKind::Erase, cause, self.nand.first_page(block));
         self.role[block as usize] = Role::Free;
         self.free[plane as usize].push_back(block);
+    }
+}
+
+/// One run of [`PageFtl::migrate_runs`] without an op log, content tags or moved-page
+/// list: move the cursor's pages from `page` on to `base`, `base + 1`, … until `room`
+/// pages have moved or the victim has none left. Returns how many moved and the next
+/// valid page. The tables are parameters (not reached through `self`), so the
+/// compiler knows the stores into them change nothing else the loop reads.
+#[inline]
+fn move_run(
+    p2l: &mut [u32],
+    l2p: &mut [u32],
+    nand: &flashlab_nand::Nand,
+    cur: &mut flashlab_nand::ValidCursor,
+    mut page: u32,
+    base: u32,
+    room: u32,
+) -> (u32, Option<u32>) {
+    let mut n = 0;
+    loop {
+        let (lpn, new) = (p2l[page as usize], base + n);
+        p2l[page as usize] = crate::NO_PAGE;
+        p2l[new as usize] = lpn;
+        l2p[lpn as usize] = new;
+        n += 1;
+        let next = nand.next_valid_at(cur);
+        match next {
+            Some(p) if n < room => page = p,
+            _ => return (n, next),
+        }
     }
 }

@@ -33,6 +33,12 @@ pub(crate) struct ClosedIndex {
 struct Buckets {
     /// head[plane * (ppb + 1) + valid]
     head: Vec<u32>,
+    /// Per plane: every bucket below `low[plane]` is empty (ppb + 1 when all are), so
+    /// the fewest-valid search starts there instead of at 0: a greedy victim of a
+    /// device at WAF 4.8 has ~51 of 64 pages valid, and the scan from 0 cost ~390
+    /// instructions per GC run (callgrind, s7-core). Lowered by `link`, raised past
+    /// empty buckets when a block is removed.
+    low: Vec<u32>,
 }
 
 #[derive(Clone, Debug)]
@@ -49,7 +55,8 @@ impl ClosedIndex {
             ppb,
             entry: Table::new([NIL, NIL, NIL, 0], blocks),
             lists: (0..planes).map(|_| Vec::with_capacity(blocks_per_plane as usize)).collect(),
-            buckets: buckets.then(|| Buckets { head: vec![NIL; planes as usize * (ppb as usize + 1)] }),
+            buckets: buckets
+                .then(|| Buckets { head: vec![NIL; planes as usize * (ppb as usize + 1)], low: vec![ppb + 1; planes as usize] }),
             fifo: fifo.then(|| Fifo {
                 queues: (0..planes).map(|_| VecDeque::new()).collect(),
                 stamp: Table::new(0, blocks),
@@ -88,6 +95,7 @@ impl ClosedIndex {
         self.entry[block as usize][POS] = NIL;
         if let Some(bk) = &mut self.buckets {
             bk.unlink(&mut self.entry, plane, block, self.ppb);
+            bk.settle_low(plane, self.ppb);
         }
         if let Some(f) = &mut self.fifo {
             f.stamp[block as usize] = 0;
@@ -134,7 +142,8 @@ impl ClosedIndex {
     pub(crate) fn min_valid(&self, plane: u32) -> Option<u32> {
         let bk = self.buckets.as_ref()?;
         let base = plane as usize * (self.ppb as usize + 1);
-        bk.head[base..base + self.ppb as usize + 1].iter().copied().find(|&b| b != NIL)
+        let low = bk.low[plane as usize] as usize;
+        bk.head[base + low..base + self.ppb as usize + 1].iter().copied().find(|&b| b != NIL)
     }
 
     /// The plane's candidates in greedy order: fewest valid pages first, each valid
@@ -176,6 +185,13 @@ impl ClosedIndex {
 
     /// Bucket index consistency for strict mode: each closed block is filed under `valid(b)`.
     pub(crate) fn check(&self, plane: u32, valid: impl Fn(u32) -> u32) -> Result<(), String> {
+        if let Some(bk) = &self.buckets {
+            let base = plane as usize * (self.ppb as usize + 1);
+            let low = bk.low[plane as usize] as usize;
+            if let Some(v) = bk.head[base..base + low].iter().position(|&b| b != NIL) {
+                return Err(format!("greedy buckets: bucket {v} of plane {plane} is filled, below the lowest {low}"));
+            }
+        }
         for (i, &b) in self.lists[plane as usize].iter().enumerate() {
             if self.entry[b as usize][POS] != i as u32 {
                 return Err(format!("closed index: block {b} position mismatch"));
@@ -192,6 +208,8 @@ impl ClosedIndex {
 impl Buckets {
     fn link(&mut self, entry: &mut [[u32; 4]], plane: u32, b: u32, valid: u32, ppb: u32) {
         let h = plane as usize * (ppb as usize + 1) + valid as usize;
+        let low = &mut self.low[plane as usize];
+        *low = (*low).min(valid);
         let old = self.head[h];
         let e = &mut entry[b as usize];
         e[PREV] = NIL;
@@ -201,6 +219,15 @@ impl Buckets {
             entry[old as usize][PREV] = b;
         }
         self.head[h] = b;
+    }
+
+    /// Raise `low[plane]` past empty buckets (after a removal may have emptied one).
+    fn settle_low(&mut self, plane: u32, ppb: u32) {
+        let base = plane as usize * (ppb as usize + 1);
+        let low = &mut self.low[plane as usize];
+        while *low <= ppb && self.head[base + *low as usize] == NIL {
+            *low += 1;
+        }
     }
 
     fn unlink(&mut self, entry: &mut [[u32; 4]], plane: u32, b: u32, ppb: u32) {

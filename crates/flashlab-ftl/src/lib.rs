@@ -35,6 +35,7 @@ mod gc;
 mod index;
 mod mapping;
 mod placement;
+mod plain;
 mod prefill;
 mod settings;
 mod trigger;

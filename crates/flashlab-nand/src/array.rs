@@ -23,6 +23,20 @@ pub enum BlockState {
     Full,
 }
 
+/// A walk over the valid pages of one block in ascending order ([`Nand::valid_cursor`],
+/// [`Nand::next_valid_at`]): the current bitmap word is kept, so each step is a
+/// bit-scan instead of [`Nand::next_valid`]'s recomputation from the block's start.
+/// The block's own validity bits must not change during the walk (GC migrates a
+/// victim's pages and invalidates them all at once afterwards).
+#[derive(Clone, Copy, Debug)]
+pub struct ValidCursor {
+    /// The unvisited valid bits of the bitmap word that starts at page `base`.
+    word: u64,
+    base: u32,
+    /// One past the block's last programmed page.
+    end: u32,
+}
+
 /// A NAND device's state. See the crate docs for addressing.
 #[derive(Clone, Debug)]
 pub struct Nand {
@@ -315,6 +329,33 @@ impl Nand {
             p = (p | 63) + 1;
         }
         None
+    }
+
+    /// Start a walk over the valid pages of `block` at or after offset `from`.
+    #[inline]
+    pub fn valid_cursor(&self, block: u32, from: u32) -> ValidCursor {
+        let first = self.first_page(block);
+        let (p, end) = (first + from, first + self.write_ptr[block as usize]);
+        let word = if p < end { self.valid_bits[(p >> 6) as usize] & (u64::MAX << (p & 63)) } else { 0 };
+        ValidCursor { word, base: p & !63, end }
+    }
+
+    /// The next valid page of a [`ValidCursor`]'s walk (what [`Self::next_valid`] from
+    /// one past the previous page gives).
+    #[inline(always)]
+    pub fn next_valid_at(&self, c: &mut ValidCursor) -> Option<u32> {
+        loop {
+            if c.word != 0 {
+                let q = c.base + c.word.trailing_zeros();
+                c.word &= c.word - 1;
+                return (q < c.end).then_some(q);
+            }
+            c.base += 64;
+            if c.base >= c.end {
+                return None;
+            }
+            c.word = self.valid_bits[(c.base >> 6) as usize];
+        }
     }
 
     /// Count an operation that does not change page state (e.g. a mapping-table access).

@@ -17,7 +17,7 @@ mod counters;
 mod geometry;
 mod table;
 
-pub use array::{BlockState, Nand, PageState};
+pub use array::{BlockState, Nand, PageState, ValidCursor};
 pub use counters::{Cause, OpCounters, OpKind, CAUSES};
 pub use geometry::{Geometry, GeometryError, PlaneAddr};
 pub use table::Table;

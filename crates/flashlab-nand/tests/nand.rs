@@ -236,3 +236,40 @@ proptest! {
         a.check_all().unwrap();
     }
 }
+
+proptest! {
+    /// A `ValidCursor` walk visits exactly the pages a chain of `next_valid` calls does,
+    /// whatever the block size (bitmap words shared between blocks when it is below 64),
+    /// write pointer, invalidated pages and starting offset; neighbouring blocks' bits
+    /// in the same words are never reported.
+    #[test]
+    fn a_valid_cursor_walk_equals_next_valid(
+        ppb in 1u32..200, wps in proptest::collection::vec(0u32..200, 8), holes in proptest::collection::vec(any::<u64>(), 8),
+        block in 0u32..8, from in 0u32..200,
+    ) {
+        let geo = Geometry { pages_per_block: ppb, ..small() };
+        let mut n = Nand::new(geo);
+        for b in 0..8 {
+            let wp = wps[b as usize] % (ppb + 1);
+            n.program_span(b, wp, Cause::Host);
+            for o in 0..wp {
+                if holes[b as usize] >> (o % 64) & 1 == 1 {
+                    n.invalidate(n.first_page(b) + o);
+                }
+            }
+        }
+        let from = from % (ppb + 1);
+        let mut want = Vec::new();
+        let mut f = from;
+        while let Some(p) = n.next_valid(block, f) {
+            want.push(p);
+            f = p - n.first_page(block) + 1;
+        }
+        let mut c = n.valid_cursor(block, from);
+        let mut got = Vec::new();
+        while let Some(p) = n.next_valid_at(&mut c) {
+            got.push(p);
+        }
+        prop_assert_eq!(got, want);
+    }
+}

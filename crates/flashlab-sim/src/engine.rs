@@ -1,6 +1,7 @@
 //! The run loop: prefill, warm-up, measured requests; FTL calls; timing; results.
 
 use crate::addr::AddrMap;
+use crate::counting::{age_writes, with_writes};
 use crate::observe::{Observer, Progress};
 use crate::result::{Latency, RunResult};
 use crate::settings::{Settings, Source};
@@ -26,9 +27,6 @@ pub enum SimError {
     #[error("content check failed: {0}")]
     Content(String),
 }
-
-/// How far ahead aging prefetches mapping entries (the measured loop's `AHEAD`).
-const AGING_AHEAD: usize = 12;
 
 /// Snapshot of counters at the start of measurement.
 pub(crate) struct Mark {
@@ -93,8 +91,38 @@ pub fn run_synthetic_observed(s: &Settings, obs: &mut dyn Observer) -> Result<Ru
         )
         .map(Ok::<_, std::convert::Infallible>)
     };
+    let mut direct = flashlab_workload::Synthetic::new(
+        syn.clone(),
+        s.workload.arrival,
+        s.ftl.logical_pages,
+        s.page_bytes(),
+        s.workload.seed,
+    );
+    if Engine::counting_writes_apply(s, &direct, obs) {
+        return run_counting(s, &mut direct, obs);
+    }
     let first_pass = s.workload.prewrite_reads.then(gen);
     run_prewrite_observed(s, first_pass, gen(), obs)
+}
+
+/// [`run_prewrite_observed`] for a synthetic run where the counting loop applies
+/// ([`Engine::counting_writes_apply`]): the same result.
+fn run_counting(
+    s: &Settings,
+    gen: &mut flashlab_workload::Synthetic,
+    obs: &mut dyn Observer,
+) -> Result<RunResult, SimError> {
+    let mut e = Engine::new(Cow::Borrowed(s))?;
+    if s.workload.prefill {
+        e.prefill()?;
+    }
+    e.begin()?;
+    e.counting_writes(gen, obs)?;
+    if e.mark.is_none() {
+        e.mark();
+    }
+    obs.end(&e.run_end());
+    Ok(e.finish())
 }
 
 /// Run `requests` (the first `workload.warmup` of them uncounted) on the configured device.
@@ -241,34 +269,13 @@ impl<'a> Engine<'a> {
         })
     }
 
-    /// Untimed, uncounted uniform random single-page writes (steady-state aging).
+    /// Untimed, uncounted uniform random single-page writes (steady-state aging),
+    /// through the plain page-mapping path where it applies ([`crate::counting`]).
     fn age(&mut self) -> Result<(), SimError> {
-        let l = self.s.ftl.logical_pages;
-        let step = |x: u64| flashlab_workload::mix64(x.wrapping_add(0x9E37_79B9_7F4A_7C15));
-        let lpn_of = |x: u64| ((x as u128 * l as u128) >> 64) as u64;
-        // As the measured loop does: prefetch the mapping entry of the write AGING_AHEAD
-        // ahead and the physical page state of the one 2 ahead (hints only: same result).
-        let mut x = flashlab_workload::sub_seed(self.s.workload.seed, "aging");
-        let (mut near, mut far) = (x, x);
-        for _ in 0..2 {
-            near = step(near);
-        }
-        for _ in 0..AGING_AHEAD {
-            far = step(far);
-            self.ftl.prefetch_map(lpn_of(far));
-        }
-        for _ in 0..self.s.workload.aging_writes {
-            far = step(far);
-            self.ftl.prefetch_map(lpn_of(far));
-            near = step(near);
-            self.ftl.prefetch_page(lpn_of(near));
-            x = step(x);
-            let lpn = lpn_of(x);
-            self.ftl.write(lpn)?;
-            if !self.shadow.is_empty() {
-                self.shadow[lpn as usize] = self.ftl.last_tag();
-            }
-        }
+        let (l, n) = (self.s.ftl.logical_pages, self.s.workload.aging_writes);
+        let seed = flashlab_workload::sub_seed(self.s.workload.seed, "aging");
+        let shadow = &mut self.shadow;
+        with_writes!(&mut self.ftl, w => age_writes(w, seed, l, n, shadow))?;
         self.settle_background_gc()
     }
 

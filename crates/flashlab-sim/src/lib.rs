@@ -10,6 +10,7 @@ mod addr;
 mod buffer;
 mod calendar;
 mod checks;
+mod counting;
 mod deferred;
 
 mod end;

@@ -108,6 +108,29 @@ impl Synthetic {
     }
 }
 
+impl Synthetic {
+    /// Whether every request is a single-page write (`pages_min == pages_max == 1`, no
+    /// reads or trims): then [`Self::next_single_page`] may stand in for `next()`.
+    pub fn single_page_writes(&self) -> bool {
+        self.s.pages_min == 1 && self.s.pages_max == 1 && self.s.read_fraction == 0.0 && self.s.trim_fraction == 0.0
+    }
+
+    /// The next request as (start page, arrival ns) where [`Self::single_page_writes`]
+    /// holds: `next()` would give a one-page write of that page at that time, and the
+    /// same random numbers are drawn (the counting loop of the simulator; no `Request`
+    /// is built). None at the end.
+    #[inline]
+    pub fn next_single_page(&mut self) -> Option<(u64, u64)> {
+        debug_assert!(self.single_page_writes());
+        if self.emitted == self.s.requests {
+            return None;
+        }
+        self.emitted += 1;
+        let start = self.start_page(1);
+        Some((start, self.arrival.next_ns()))
+    }
+}
+
 impl Iterator for Synthetic {
     type Item = Request;
 

@@ -97,3 +97,29 @@ fn sub_seeds_are_distinct() {
     assert_ne!(sub_seed(1, "a"), sub_seed(2, "a"));
     assert_eq!(sub_seed(5, "ftl"), sub_seed(5, "ftl"));
 }
+
+#[test]
+fn next_single_page_is_next_without_the_request() {
+    let patterns = [
+        Pattern::Uniform,
+        Pattern::Sequential,
+        Pattern::HotCold { hot_fraction: 0.2, hot_traffic: 0.8 },
+        Pattern::Zipf { theta: 0.9 },
+    ];
+    let arrivals = [Arrival::Closed { queue_depth: 4 }, Arrival::Fixed { interval_ns: 1000 }, Arrival::Poisson { mean_ns: 500 }];
+    for pattern in patterns {
+        for arrival in arrivals {
+            let a = Synthetic::new(settings(pattern, 3000), arrival, 777, 4096, 5);
+            let mut b = a.clone();
+            assert!(b.single_page_writes());
+            for r in a {
+                assert_eq!((r.op, r.len_bytes), (Op::Write, 4096));
+                assert_eq!(b.next_single_page(), Some((r.offset_bytes / 4096, r.time_ns)));
+            }
+            assert_eq!(b.next_single_page(), None);
+        }
+    }
+    let mut s = settings(Pattern::Uniform, 1);
+    s.read_fraction = 0.1;
+    assert!(!Synthetic::new(s, Arrival::Closed { queue_depth: 1 }, 10, 4096, 1).single_page_writes());
+}

@@ -546,3 +546,59 @@ fn external_policy_errors_stop_gc_with_the_message() {
     let e = random_writes(&mut ftl, logical, 20_000).unwrap_err();
     assert!(e.to_string().contains("needs a callback"), "{e}");
 }
+
+proptest! {
+    /// `write_plain` (the engine's loop for runs without per-write features) leaves the
+    /// state, counters and results of `write` after any sequence of writes, for every
+    /// victim policy and frontier layout, down to running out of space.
+    #[test]
+    fn plain_writes_equal_writes(
+        victim in policies(), separate in any::<bool>(), planes in 1u32..3, spare in 0.08f64..0.3,
+        lpns in proptest::collection::vec(any::<u64>(), 1..4000),
+    ) {
+        let g = geo(planes, 12, 8);
+        let mut s = settings(&g, spare, victim);
+        (s.strict, s.track_content, s.separate_gc_frontier, s.host_streams) = (false, false, separate, 1);
+        let (mut a, mut b) = (PageFtl::new(g, s.clone()), PageFtl::new(g, s.clone()));
+        prop_assert!(b.plain_writes_apply());
+        for &x in &lpns {
+            let lpn = x % (s.logical_pages + 1); // one past the end: the range error too
+            let (ra, rb) = (a.write(lpn), b.write_plain(lpn));
+            prop_assert_eq!(format!("{ra:?}"), format!("{rb:?}"));
+            if ra.is_err() {
+                break;
+            }
+        }
+        prop_assert_eq!(a.stats(), b.stats());
+        prop_assert_eq!(a.nand().counters(), b.nand().counters());
+        prop_assert_eq!(a.nand().erase_counts(), b.nand().erase_counts());
+        for l in 0..s.logical_pages {
+            prop_assert_eq!(a.lookup(l), b.lookup(l));
+        }
+        b.check_invariants().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for p in 0..g.planes() {
+            prop_assert_eq!(a.free_blocks(p), b.free_blocks(p));
+        }
+    }
+}
+
+#[test]
+fn a_per_write_feature_turns_plain_writes_off() {
+    let g = geo(1, 12, 8);
+    let mut s = settings(&g, 0.2, VictimPolicy::Greedy);
+    (s.strict, s.track_content) = (false, false);
+    let mut f = PageFtl::new(g, s.clone());
+    assert!(f.plain_writes_apply());
+    f.set_record_ops(true);
+    assert!(!f.plain_writes_apply());
+    for change in [
+        |s: &mut FtlSettings| s.strict = true,
+        |s: &mut FtlSettings| s.track_content = true,
+        |s: &mut FtlSettings| s.trigger = Trigger::FreeRatio { min: 0.1 },
+        |s: &mut FtlSettings| s.wear.static_threshold = 10,
+    ] {
+        let mut t = s.clone();
+        change(&mut t);
+        assert!(!PageFtl::new(g, t).plain_writes_apply());
+    }
+}
