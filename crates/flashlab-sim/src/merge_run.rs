@@ -110,45 +110,12 @@ fn unit_on(tl: &Timeline, die: usize, ops: &[FlashOp]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use crate::settings::{BusArbitration, TimingSettings};
     use crate::timing::Timeline;
     use flashlab_ftl::FlashOp;
-    use flashlab_nand::{Cause, Geometry, OpKind};
+    use flashlab_nand::{Cause, OpKind};
     use proptest::prelude::*;
-
-    fn geometry() -> Geometry {
-        Geometry {
-            channels: 2,
-            chips_per_channel: 2,
-            dies_per_chip: 2,
-            planes_per_die: 2,
-            blocks_per_plane: 8,
-            pages_per_block: 16,
-            page_bytes: 4096,
-        }
-    }
-
-    fn timing() -> TimingSettings {
-        TimingSettings {
-            read_ns: 40_000,
-            program_ns: 200_000,
-            erase_ns: 1_500_000,
-            byte_ps: 10_000,
-            command_ns: 0,
-            copyback: false,
-            copyback_same_parity: false,
-            multiplane: false,
-            die_interleaving: true,
-            bus_arbitration: BusArbitration::Fifo,
-            trim_command_ns: 0,
-            trim_page_ns: 0,
-            trim_queued: true,
-        }
-    }
-
-    fn op(kind: OpKind, cause: Cause, plane: u32, page: u32) -> FlashOp {
-        FlashOp { kind, cause, plane, page }
-    }
+    // The same small device, timing and op builder as migrate_run's oracle test.
+    use crate::migrate_run::tests::{geometry, op, timing};
 
     /// One request: time since the last one, its plane, whether its merge comes after
     /// the host write (else before it), and its merge ops as (kind, other plane).

@@ -86,14 +86,14 @@ impl Timeline {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use crate::settings::{BusArbitration, TimingSettings};
     use crate::timing::Timeline;
     use flashlab_ftl::FlashOp;
     use flashlab_nand::{Cause, Geometry, OpKind};
     use proptest::prelude::*;
 
-    fn geometry() -> Geometry {
+    pub(crate) fn geometry() -> Geometry {
         Geometry {
             channels: 2,
             chips_per_channel: 2,
@@ -105,7 +105,7 @@ mod tests {
         }
     }
 
-    fn timing() -> TimingSettings {
+    pub(crate) fn timing() -> TimingSettings {
         TimingSettings {
             read_ns: 40_000,
             program_ns: 200_000,
@@ -123,7 +123,7 @@ mod tests {
         }
     }
 
-    fn op(kind: OpKind, cause: Cause, plane: u32, page: u32) -> FlashOp {
+    pub(crate) fn op(kind: OpKind, cause: Cause, plane: u32, page: u32) -> FlashOp {
         FlashOp { kind, cause, plane, page }
     }
 
