@@ -55,8 +55,10 @@ impl ClosedIndex {
             ppb,
             entry: Table::new([NIL, NIL, NIL, 0], blocks),
             lists: (0..planes).map(|_| Vec::with_capacity(blocks_per_plane as usize)).collect(),
-            buckets: buckets
-                .then(|| Buckets { head: vec![NIL; planes as usize * (ppb as usize + 1)], low: vec![ppb + 1; planes as usize] }),
+            buckets: buckets.then(|| Buckets {
+                head: vec![NIL; planes as usize * (ppb as usize + 1)],
+                low: vec![ppb + 1; planes as usize],
+            }),
             fifo: fifo.then(|| Fifo {
                 queues: (0..planes).map(|_| VecDeque::new()).collect(),
                 stamp: Table::new(0, blocks),

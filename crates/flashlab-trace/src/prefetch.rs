@@ -143,7 +143,8 @@ mod tests {
     fn errors_come_through_in_place() {
         // Errors anywhere (also back to back, first, last) and Ok values after them.
         for n in [1, 2, 3000, 3 * BATCH + 5] {
-            let src = (0..n).map(|i| if i % 1000 == 999 || i % 1000 == 998 || i == 0 || i + 1 == n { Err(i) } else { Ok(i) });
+            let src =
+                (0..n).map(|i| if i % 1000 == 999 || i % 1000 == 998 || i == 0 || i + 1 == n { Err(i) } else { Ok(i) });
             let (got, _) = prefetched(src.clone(), |it| it.collect::<Vec<_>>());
             assert_eq!(got, src.collect::<Vec<_>>(), "n = {n}");
         }

@@ -106,7 +106,8 @@ fn next_single_page_is_next_without_the_request() {
         Pattern::HotCold { hot_fraction: 0.2, hot_traffic: 0.8 },
         Pattern::Zipf { theta: 0.9 },
     ];
-    let arrivals = [Arrival::Closed { queue_depth: 4 }, Arrival::Fixed { interval_ns: 1000 }, Arrival::Poisson { mean_ns: 500 }];
+    let arrivals =
+        [Arrival::Closed { queue_depth: 4 }, Arrival::Fixed { interval_ns: 1000 }, Arrival::Poisson { mean_ns: 500 }];
     for pattern in patterns {
         for arrival in arrivals {
             let a = Synthetic::new(settings(pattern, 3000), arrival, 777, 4096, 5);
