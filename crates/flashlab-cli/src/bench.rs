@@ -1,20 +1,22 @@
 //! `flashlab bench`: simulated host requests per second on fixed workloads.
 
 use crate::output::{table, write_json};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Instant;
 
-#[derive(Serialize)]
-struct BenchRow {
+#[derive(Serialize, Deserialize)]
+pub(crate) struct BenchRow {
     name: String,
     description: String,
     requests: u64,
     wall_time_s: f64,
     /// CPU time of the timed part (this thread): the figure to compare on a shared machine.
+    #[serde(deserialize_with = "crate::bench_isolate::null_as_nan")]
     cpu_time_s: f64,
     /// CPU time of the timed part, all threads: a trace case parses on a second
     /// thread (`flashlab_trace::prefetched`), whose time `cpu_time_s` leaves out.
+    #[serde(deserialize_with = "crate::bench_isolate::null_as_nan")]
     process_cpu_time_s: f64,
     requests_per_s: f64,
     /// Application write requests among `requests` (file-system cases: the
@@ -150,58 +152,27 @@ pub struct BenchArgs {
     pub wasim: Option<PathBuf>,
     /// Divide `scale-4tib`'s blocks per plane (and so every phase's length) by this.
     pub scale_divisor: u32,
+    /// Run every chosen case in this process, one after another. By default each case
+    /// runs in a process of its own (`bench_isolate`) when more than one is chosen.
+    pub in_process: bool,
+    /// Internal (`--child NAME`): run exactly the case NAME and print its row as JSON.
+    pub child: Option<String>,
 }
 
 pub fn bench(a: BenchArgs) -> anyhow::Result<()> {
     if a.scale_divisor == 0 || !a.scale_divisor.is_power_of_two() || a.scale_divisor > 32768 {
         anyhow::bail!("--scale-divisor {}: expected a power of two in 1..=32768", a.scale_divisor);
     }
-    let all = cases(a.quick, a.scale_divisor);
-    let chosen: Vec<Case> = if a.cases.is_empty() {
-        all.into_iter().filter(|c| !c.name.starts_with("scale-")).collect()
+    let chosen = choose(&a)?;
+    let rows = if a.child.is_none() && !a.in_process && chosen.len() > 1 {
+        // One process per case: a case must not inherit the heap (or the freed and
+        // returned memory) of the cases before it, and its peak RSS must be its own.
+        chosen.iter().map(|c| crate::bench_isolate::run_in_child(&c.name, &a)).collect::<anyhow::Result<Vec<_>>>()?
     } else {
-        let names: Vec<String> = all.iter().map(|c| c.name.clone()).collect();
-        if let Some(bad) = a.cases.iter().find(|w| !names.iter().any(|n| n.starts_with(w.as_str()))) {
-            anyhow::bail!("--case {bad}: no such case; cases: {}", names.join(", "));
-        }
-        all.into_iter().filter(|c| a.cases.iter().any(|w| c.name.starts_with(w.as_str()))).collect()
+        chosen.into_iter().map(|c| run_case(c, a.quick)).collect::<anyhow::Result<Vec<_>>>()?
     };
-    let mut rows = Vec::new();
-    for c in chosen {
-        // A trace case's text is generated before the clocks start: only its parsing is timed.
-        let trace = if let Kind::Trace = c.kind { trace_text(&c.sets)? } else { Vec::new() };
-        reset_peak_rss();
-        let (cpu0, proc0) = (thread_cpu_s(), process_cpu_s());
-        let (r, wall) = match c.kind {
-            Kind::Trace => replay_trace(&c.sets, &trace)?,
-            Kind::Synthetic => {
-                let (_, s) = flashlab_config::load("", "bench", &c.sets)?;
-                run_timed(|| flashlab_sim::run_synthetic(&s, &mut |_| {}))?
-            }
-            Kind::FlashfsOverwrite => crate::bench_cases::run_flashfs_overwrite(&c, a.quick)?,
-            Kind::Scale => crate::bench_cases::run_scale(&c)?,
-            Kind::FsIozone(k) => crate::bench_host::run_fs_iozone(k, a.quick)?,
-            Kind::Swap => crate::bench_host::run_swap(a.quick)?,
-        };
-        let cpu = thread_cpu_s().zip(cpu0).map_or(f64::NAN, |(b, a)| b - a);
-        let process_cpu = process_cpu_s().zip(proc0).map_or(f64::NAN, |(b, a)| b - a);
-        rows.push(BenchRow {
-            name: c.name,
-            description: c.description,
-            requests: r.requests,
-            wall_time_s: wall,
-            cpu_time_s: cpu,
-            process_cpu_time_s: process_cpu,
-            requests_per_s: r.requests as f64 / wall,
-            writes: r.writes,
-            writes_per_s: r.writes.map(|w| w as f64 / wall),
-            waf: r.waf,
-            waf_closed_form: r.waf_closed_form,
-            state_bytes_per_physical_page: (r.physical_pages > 0)
-                .then(|| r.memory_bytes as f64 / r.physical_pages as f64),
-            mapping_ram_bytes: r.mapping_ram_bytes,
-            peak_rss_bytes: peak_rss(),
-        });
+    if a.child.is_some() {
+        return write_json(std::path::Path::new("-"), &rows);
     }
     if let Some(bin) = &a.wasim {
         if let Some(row) = rows.iter().find(|r| r.name == "counting-wasim") {
@@ -234,6 +205,62 @@ pub fn bench(a: BenchArgs) -> anyhow::Result<()> {
         write_json(&p, &rows)?;
     }
     Ok(())
+}
+
+/// The cases `a` names: `--child`'s exact name, else those whose names start with a
+/// `--case` prefix, else all but `scale-4tib`.
+fn choose(a: &BenchArgs) -> anyhow::Result<Vec<Case>> {
+    let all = cases(a.quick, a.scale_divisor);
+    if let Some(name) = &a.child {
+        let one: Vec<Case> = all.into_iter().filter(|c| &c.name == name).collect();
+        anyhow::ensure!(one.len() == 1, "--child {name}: no such case");
+        return Ok(one);
+    }
+    if a.cases.is_empty() {
+        return Ok(all.into_iter().filter(|c| !c.name.starts_with("scale-")).collect());
+    }
+    let names: Vec<String> = all.iter().map(|c| c.name.clone()).collect();
+    if let Some(bad) = a.cases.iter().find(|w| !names.iter().any(|n| n.starts_with(w.as_str()))) {
+        anyhow::bail!("--case {bad}: no such case; cases: {}", names.join(", "));
+    }
+    Ok(all.into_iter().filter(|c| a.cases.iter().any(|w| c.name.starts_with(w.as_str()))).collect())
+}
+
+/// Run one case in this process and measure it.
+fn run_case(c: Case, quick: bool) -> anyhow::Result<BenchRow> {
+    // A trace case's text is generated before the clocks start: only its parsing is timed.
+    let trace = if let Kind::Trace = c.kind { trace_text(&c.sets)? } else { Vec::new() };
+    reset_peak_rss();
+    let (cpu0, proc0) = (thread_cpu_s(), process_cpu_s());
+    let (r, wall) = match c.kind {
+        Kind::Trace => replay_trace(&c.sets, &trace)?,
+        Kind::Synthetic => {
+            let (_, s) = flashlab_config::load("", "bench", &c.sets)?;
+            run_timed(|| flashlab_sim::run_synthetic(&s, &mut |_| {}))?
+        }
+        Kind::FlashfsOverwrite => crate::bench_cases::run_flashfs_overwrite(&c, quick)?,
+        Kind::Scale => crate::bench_cases::run_scale(&c)?,
+        Kind::FsIozone(k) => crate::bench_host::run_fs_iozone(k, quick)?,
+        Kind::Swap => crate::bench_host::run_swap(quick)?,
+    };
+    let cpu = thread_cpu_s().zip(cpu0).map_or(f64::NAN, |(b, a)| b - a);
+    let process_cpu = process_cpu_s().zip(proc0).map_or(f64::NAN, |(b, a)| b - a);
+    Ok(BenchRow {
+        name: c.name,
+        description: c.description,
+        requests: r.requests,
+        wall_time_s: wall,
+        cpu_time_s: cpu,
+        process_cpu_time_s: process_cpu,
+        requests_per_s: r.requests as f64 / wall,
+        writes: r.writes,
+        writes_per_s: r.writes.map(|w| w as f64 / wall),
+        waf: r.waf,
+        waf_closed_form: r.waf_closed_form,
+        state_bytes_per_physical_page: (r.physical_pages > 0).then(|| r.memory_bytes as f64 / r.physical_pages as f64),
+        mapping_ram_bytes: r.mapping_ram_bytes,
+        peak_rss_bytes: peak_rss(),
+    })
 }
 
 /// Start a new peak-RSS measurement (Linux: `clear_refs` 5 resets VmHWM to the current RSS).

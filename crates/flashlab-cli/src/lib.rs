@@ -9,6 +9,7 @@ pub mod api;
 pub mod bench;
 mod bench_cases;
 mod bench_host;
+mod bench_isolate;
 pub mod blockdev_cmd;
 pub mod config_cmd;
 pub mod ext4_trace_cmd;

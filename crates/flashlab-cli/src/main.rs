@@ -35,6 +35,14 @@ enum Cmd {
         /// Divide scale-4tib's blocks per plane and measured writes by this power of two.
         #[arg(long, default_value_t = 1)]
         scale_divisor: u32,
+        /// Run every case in this one process, one after another (by default, when more
+        /// than one case is chosen, each runs in a process of its own, so no case inherits
+        /// another's memory and each peak RSS is the case's own).
+        #[arg(long)]
+        in_process: bool,
+        /// Internal: run exactly this case and print its row as JSON (one process per case).
+        #[arg(long, hide = true)]
+        child: Option<String>,
     },
     /// Print the default config or check one.
     #[command(subcommand)]
@@ -88,8 +96,8 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.cmd {
         Cmd::Run(a) => run::run(a),
-        Cmd::Bench { json, quick, cases, wasim, scale_divisor } => {
-            bench::bench(bench::BenchArgs { json, quick, cases, wasim, scale_divisor })
+        Cmd::Bench { json, quick, cases, wasim, scale_divisor, in_process, child } => {
+            bench::bench(bench::BenchArgs { json, quick, cases, wasim, scale_divisor, in_process, child })
         }
         Cmd::Config(c) => config_cmd::config(c),
         Cmd::Trace(t) => trace_cmd::trace(t),

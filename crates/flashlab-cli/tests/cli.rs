@@ -218,6 +218,30 @@ fn bench_cases_by_name_with_json_figures() {
 }
 
 #[test]
+fn bench_runs_each_case_in_its_own_process_with_the_same_results() {
+    let d = tempfile::tempdir().unwrap();
+    let rows = |extra: &[&str]| {
+        let j = d.path().join("b.json");
+        let mut args = vec!["bench", "--quick", "--case", "map-page-seq-c", "--case", "fs-iozone-f2fs", "--json"];
+        args.push(j.to_str().unwrap());
+        args.extend_from_slice(extra);
+        ok(&args);
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+        v.as_array().unwrap().clone()
+    };
+    let (own, shared) = (rows(&[]), rows(&["--in-process"]));
+    assert_eq!(own.len(), 2);
+    for (a, b) in own.iter().zip(&shared) {
+        for key in ["name", "requests", "writes", "waf", "state_bytes_per_physical_page", "mapping_ram_bytes"] {
+            assert_eq!(a[key], b[key], "{key}: {a} against {b}");
+        }
+        assert!(a["peak_rss_bytes"].as_u64().is_some_and(|v| v > 0), "{a}");
+    }
+    let e = fails(&["bench", "--child", "nope"]);
+    assert!(e.contains("--child nope: no such case"), "{e}");
+}
+
+#[test]
 fn bench_fs_iozone_reports_its_write_requests() {
     let d = tempfile::tempdir().unwrap();
     let j = d.path().join("b.json");
