@@ -63,6 +63,9 @@ pub struct DftlFtl {
     stamp: Vec<u32>,
     epoch: u32,
     strict_ops: u64,
+    /// Host writes go through `PageFtl::write_plain` (the same state; checked when made
+    /// and when the op log is switched).
+    plain: bool,
 }
 
 impl DftlFtl {
@@ -98,6 +101,7 @@ impl DftlFtl {
         let (logical, strict) = (s.logical_pages as usize, s.strict);
         let mut d = PageFtl::new(geo, s);
         d.moved = Some(Vec::new());
+        let plain = d.plain_writes_apply_with_moved_list();
         Ok(DftlFtl {
             d,
             variant,
@@ -116,6 +120,7 @@ impl DftlFtl {
             stamp: vec![0; tpages as usize],
             epoch: 0,
             strict_ops: 0,
+            plain,
         })
     }
 
@@ -321,6 +326,8 @@ impl DftlFtl {
             touched.clear();
             let mut cached = std::mem::take(&mut self.cached);
             cached.clear();
+            // The moved pages are random: bring their bitmap words in together.
+            self.moved.iter().for_each(|&l| self.cmt.prefetch_bit(l as u64));
             // Membership from the CMT's bitmap (in cache); only the cached few (the hit
             // ratio's share) go on to their slots.
             for i in 0..self.moved.len() {
@@ -475,7 +482,11 @@ impl Mapping for DftlFtl {
     fn write(&mut self, lpn: u64) -> Result<(), FtlError> {
         self.check_range(lpn)?;
         self.lookup_entry(lpn)?;
-        self.d.write(lpn)?;
+        if self.plain {
+            self.d.write_plain(lpn)?;
+        } else {
+            self.d.write(lpn)?;
+        }
         self.cmt.set_dirty(lpn);
         self.after_op(lpn)
     }
@@ -504,7 +515,8 @@ impl Mapping for DftlFtl {
         &self.d.stats
     }
     fn set_record_ops(&mut self, on: bool) {
-        self.d.set_record_ops(on)
+        self.d.set_record_ops(on);
+        self.plain = self.d.plain_writes_apply_with_moved_list();
     }
     fn take_ops(&mut self) -> std::vec::Drain<'_, FlashOp> {
         self.d.take_ops()
@@ -530,6 +542,7 @@ impl Mapping for DftlFtl {
     }
     #[inline]
     fn prefetch_map(&self, lpn: u64) {
+        self.cmt.prefetch_bit(lpn);
         self.cmt.prefetch(lpn);
         self.d.prefetch_map(lpn);
     }
