@@ -19,8 +19,33 @@ const NIL: u32 = u32::MAX;
 const PROBATION: usize = 0;
 const PROTECTED: usize = 1;
 
+/// Logical page → translation page: a shift when the entries per translation page are a
+/// power of two (4 KiB pages of 4-byte entries: 1024), a division otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PageOf {
+    epp: u64,
+    /// log2(epp), or u32::MAX when epp is not a power of two.
+    shift: u32,
+}
+
+impl PageOf {
+    pub(crate) fn new(epp: u64) -> Self {
+        let epp = epp.max(1);
+        PageOf { epp, shift: if epp.is_power_of_two() { epp.trailing_zeros() } else { u32::MAX } }
+    }
+    /// The translation page holding `lpn`'s entry.
+    #[inline]
+    pub(crate) fn of(self, lpn: u64) -> u64 {
+        if self.shift != u32::MAX {
+            lpn >> self.shift
+        } else {
+            lpn / self.epp
+        }
+    }
+}
+
 /// One CMT entry (24 bytes: one cache line holds it whole).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Slot {
     lpn: u32,
     /// Recency links within its segment.
@@ -31,9 +56,14 @@ struct Slot {
     seg: u8,
 }
 
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Cmt {
     /// Per logical page: its slot, or NIL when not cached.
     slot_of: Vec<u32>,
+    /// Per logical page one bit: cached (`slot_of` is not NIL). 1/32 of `slot_of`'s size
+    /// (61 KB for 487 k pages: it stays in the L2 cache), so the membership test of every
+    /// page data GC moves is not a random miss on `slot_of`.
+    cached: Vec<u64>,
     slots: Vec<Slot>,
     /// Per translation page: generation (never 0) and dirty cached entries.
     page_gen: Vec<u32>,
@@ -44,7 +74,7 @@ pub(crate) struct Cmt {
     len: [u32; 2],
     protected_cap: u32,
     free: Vec<u32>,
-    epp: u32,
+    page_of: PageOf,
 }
 
 impl Cmt {
@@ -54,6 +84,7 @@ impl Cmt {
         let tpages = logical_pages.div_ceil(epp as u64) as usize;
         Cmt {
             slot_of: vec![NIL; logical_pages as usize],
+            cached: vec![0; (logical_pages as usize).div_ceil(64)],
             slots: vec![Slot { lpn: NIL, prev: NIL, next: NIL, dgen: 0, seg: 0 }; c],
             page_gen: vec![1; tpages],
             dirty_count: vec![0; tpages],
@@ -62,7 +93,7 @@ impl Cmt {
             len: [0; 2],
             protected_cap: if segmented { capacity * 4 / 5 } else { 0 },
             free: (0..capacity).rev().collect(),
-            epp,
+            page_of: PageOf::new(epp as u64),
         }
     }
 
@@ -74,7 +105,12 @@ impl Cmt {
     }
     #[inline]
     pub(crate) fn contains(&self, lpn: u64) -> bool {
-        self.slot_of[lpn as usize] != NIL
+        self.cached[(lpn >> 6) as usize] & (1u64 << (lpn & 63)) != 0
+    }
+    #[inline]
+    fn set_cached(&mut self, lpn: u64, on: bool) {
+        let (w, bit) = (&mut self.cached[(lpn >> 6) as usize], 1u64 << (lpn & 63));
+        *w = if on { *w | bit } else { *w & !bit };
     }
     pub(crate) fn is_dirty(&self, lpn: u64) -> bool {
         let s = self.slot_of[lpn as usize];
@@ -87,6 +123,14 @@ impl Cmt {
     pub(crate) fn prefetch(&self, lpn: u64) {
         if let Some(s) = self.slot_of.get(lpn as usize) {
             crate::ftl::prefetch(s);
+        }
+    }
+
+    /// Prefetch `lpn`'s word of the membership bitmap.
+    #[inline]
+    pub(crate) fn prefetch_bit(&self, lpn: u64) {
+        if let Some(w) = self.cached.get((lpn >> 6) as usize) {
+            crate::ftl::prefetch(w);
         }
     }
 
@@ -171,12 +215,13 @@ impl Cmt {
         self.slots[s as usize].lpn = lpn as u32;
         self.slots[s as usize].dgen = 0;
         self.slot_of[lpn as usize] = s;
+        self.set_cached(lpn, true);
         self.push_mru(s, PROBATION);
     }
 
     #[inline]
     fn page(&self, s: u32) -> usize {
-        (self.slots[s as usize].lpn / self.epp) as usize
+        self.page_of.of(self.slots[s as usize].lpn as u64) as usize
     }
     #[inline]
     fn dirty_slot(&self, s: u32) -> bool {
@@ -194,10 +239,44 @@ impl Cmt {
         }
         self.unlink(s);
         self.slot_of[lpn as usize] = NIL;
+        self.set_cached(lpn, false);
         self.slots[s as usize].lpn = NIL;
         self.free.push(s);
         self.prefetch_next_victim();
         was
+    }
+
+    /// The state inserting logical pages `0..l` in order leaves in an empty CMT (each
+    /// insert evicting the LRU entry when full, each entry marked dirty after its insert,
+    /// no hits), with translation pages `0..cleaned` cleaned by a batch update once all
+    /// their entries were in: the last `capacity` pages cached, newest at the MRU end,
+    /// page `x` in slot `x % capacity` (the free stack hands out slots 0, 1, …, and an
+    /// eviction frees the slot the next insert takes). Needs `capacity <= l`.
+    pub(crate) fn fill_sequential(&mut self, l: u64, cleaned: u64) {
+        let cap = self.capacity() as u64;
+        assert!(cap <= l && self.len() == 0, "CMT: sequential fill of {l} pages into {cap} empty slots");
+        let first = l - cap;
+        let slot = |x: u64| (x % cap) as u32;
+        for x in first..l {
+            let s = slot(x);
+            let prev = if x + 1 < l { slot(x + 1) } else { NIL };
+            let next = if x > first { slot(x - 1) } else { NIL };
+            self.slots[s as usize] = Slot { lpn: x as u32, prev, next, dgen: 1, seg: PROBATION as u8 };
+            self.slot_of[x as usize] = s;
+            self.set_cached(x, true);
+        }
+        (self.head[PROBATION], self.tail[PROBATION], self.len[PROBATION]) = (slot(l - 1), slot(first), cap as u32);
+        self.free.clear();
+        for t in 0..cleaned as usize {
+            // `clean_page` from generation 1.
+            self.page_gen[t] = 2;
+        }
+        for x in first..l {
+            let t = self.page_of.of(x) as usize;
+            if self.page_gen[t] == 1 {
+                self.dirty_count[t] += 1;
+            }
+        }
     }
 
     /// Mark cached `lpn` dirty (its value changed in RAM only).
@@ -221,11 +300,14 @@ impl Cmt {
 
     /// Call `f` on every dirty cached entry of translation page `t` (O(entries per page)).
     pub(crate) fn each_dirty(&self, t: u64, mut f: impl FnMut(u64)) {
-        let (start, epp) = (t * self.epp as u64, self.epp as u64);
+        let epp = self.page_of.epp;
+        let start = t * epp;
         let end = (start + epp).min(self.slot_of.len() as u64);
         (start..end).filter(|&l| self.is_dirty(l)).for_each(&mut f);
     }
 
+    /// Bytes of the tables. The membership bitmap (1/32 of `slot_of`) is left out, as
+    /// DFTL's batch stamps are: `memory_bytes` is a reported result, kept as it was.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.slot_of.len() * 4 + self.capacity() * (std::mem::size_of::<Slot>() + 4) + self.page_gen.len() * 8
     }
@@ -257,6 +339,10 @@ impl Cmt {
             return Err(format!("CMT: {seen} entries + {} free slots != capacity", self.free.len()));
         }
         let cached = self.slot_of.iter().filter(|&&s| s != NIL).count();
+        if let Some(l) = (0..self.slot_of.len() as u64).find(|&l| self.contains(l) != (self.slot_of[l as usize] != NIL))
+        {
+            return Err(format!("CMT: lpn {l}'s cached bit disagrees with its slot"));
+        }
         if cached != seen {
             return Err(format!("CMT: {cached} logical pages cached, {seen} listed"));
         }

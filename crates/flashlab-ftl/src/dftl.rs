@@ -28,7 +28,9 @@
 //!   and erased (copies and erase are map traffic, `Cause::Mapping`). With that bound the
 //!   victim has fewer valid pages than a block holds, so the copies fit.
 
-use crate::cmt::Cmt;
+mod prefill;
+
+use crate::cmt::{Cmt, PageOf};
 use crate::ftl::{Role, NO_BLOCK};
 use crate::{DftlVariant, FlashOp, FtlError, FtlSettings, FtlStats, GcStep, Mapping, PageFtl, ReadOutcome, NO_PAGE};
 use flashlab_nand::{Cause, Geometry, Nand, OpKind, PageState};
@@ -39,6 +41,7 @@ pub struct DftlFtl {
     variant: DftlVariant,
     /// Map entries per translation page.
     epp: u64,
+    page_of: PageOf,
     /// GTD: per translation page, its valid physical copy (NO_PAGE: never written).
     gtd: Vec<u32>,
     /// Per logical page: the entry its translation page's valid copy holds. Kept in
@@ -60,6 +63,9 @@ pub struct DftlFtl {
     stamp: Vec<u32>,
     epoch: u32,
     strict_ops: u64,
+    /// Host writes go through `PageFtl::write_plain` (the same state; checked when made
+    /// and when the op log is switched).
+    plain: bool,
 }
 
 impl DftlFtl {
@@ -95,10 +101,12 @@ impl DftlFtl {
         let (logical, strict) = (s.logical_pages as usize, s.strict);
         let mut d = PageFtl::new(geo, s);
         d.moved = Some(Vec::new());
+        let plain = d.plain_writes_apply_with_moved_list();
         Ok(DftlFtl {
             d,
             variant,
             epp,
+            page_of: PageOf::new(epp),
             gtd: vec![NO_PAGE; tpages as usize],
             flash_map: if strict { vec![NO_PAGE; logical] } else { Vec::new() },
             cmt,
@@ -112,6 +120,7 @@ impl DftlFtl {
             stamp: vec![0; tpages as usize],
             epoch: 0,
             strict_ops: 0,
+            plain,
         })
     }
 
@@ -154,7 +163,7 @@ impl DftlFtl {
 
     #[cold]
     fn load(&mut self, lpn: u64) -> Result<(), FtlError> {
-        let t = lpn / self.epp;
+        let t = self.page_of.of(lpn);
         if self.variant == DftlVariant::Wiscsim {
             let end = ((t + 1) * self.epp).min(self.d.s.logical_pages);
             for other in t * self.epp..end {
@@ -193,7 +202,7 @@ impl DftlFtl {
 
     /// Write evicted dirty entry `v` back to its translation page (with the batch update).
     fn write_back(&mut self, v: u64) -> Result<(), FtlError> {
-        let t = v / self.epp;
+        let t = self.page_of.of(v);
         self.set_flash(v);
         if self.variant != DftlVariant::FlashsimC {
             if !self.flash_map.is_empty() {
@@ -313,34 +322,75 @@ impl DftlFtl {
             }
             std::mem::swap(m, &mut self.moved);
             self.next_epoch();
-            // The moved pages are random: bring their CMT slots in together, not one miss at a time.
-            self.moved.iter().for_each(|&l| self.cmt.prefetch(l as u64));
             let mut touched = std::mem::take(&mut self.touched);
             touched.clear();
             let mut cached = std::mem::take(&mut self.cached);
             cached.clear();
+            // The moved pages are random: bring their bitmap words in together.
+            self.moved.iter().for_each(|&l| self.cmt.prefetch_bit(l as u64));
+            // Membership from the CMT's bitmap (in cache); only the cached few (the hit
+            // ratio's share) go on to their slots.
             for i in 0..self.moved.len() {
                 let lpn = self.moved[i] as u64;
                 if self.cmt.contains(lpn) {
-                    self.cmt.prefetch_slot(lpn);
+                    self.cmt.prefetch(lpn);
                     cached.push(lpn as u32);
                     continue;
                 }
                 self.set_flash(lpn);
-                let t = (lpn / self.epp) as usize;
+                let t = self.page_of.of(lpn) as usize;
                 if self.stamp[t] != self.epoch {
                     self.stamp[t] = self.epoch;
                     touched.push(t as u32);
                 }
             }
             self.moved.clear();
+            // The cached pages' slots are random: bring them in together, not one miss at a time.
+            cached.iter().for_each(|&l| self.cmt.prefetch_slot(l as u64));
             cached.iter().for_each(|&l| self.cmt.set_dirty(l as u64));
             self.cached = cached;
-            for &t in &touched {
-                self.rewrite(t as u64)?;
-            }
+            let r = self.rewrite_all(&touched);
             self.touched = touched;
+            r?;
         }
+    }
+
+    /// [`Self::rewrite`] each translation page of `ts` in turn (each appears once), with
+    /// the frontier's programs of a run that fits in it as one NAND call: the same state,
+    /// counters and op log (read of the old copy, program of the new, per page; a full
+    /// frontier replaced, and translation GC run, just before the page that needs room).
+    fn rewrite_all(&mut self, ts: &[u32]) -> Result<(), FtlError> {
+        let ppb = self.d.geo.pages_per_block;
+        let read_old = self.variant != DftlVariant::FlashsimCpp;
+        let mut i = 0;
+        while i < ts.len() {
+            self.t_room()?;
+            let open = self.t_open;
+            let wp = self.d.nand.write_pointer(open);
+            let n = ((ppb - wp) as usize).min(ts.len() - i);
+            let base = self.d.nand.first_page(open) + wp;
+            let mut reads = 0u64;
+            for (k, &t) in ts[i..i + n].iter().enumerate() {
+                let (old, new) = (self.gtd[t as usize], base + k as u32);
+                if old != NO_PAGE {
+                    if read_old {
+                        reads += 1;
+                        self.d.log(OpKind::Read, Cause::Mapping, old);
+                    }
+                    self.d.nand.invalidate(old);
+                    self.d.p2l[old as usize] = NO_PAGE;
+                }
+                self.d.log(OpKind::Program, Cause::Mapping, new);
+                self.d.p2l[new as usize] = t;
+                self.gtd[t as usize] = new;
+            }
+            self.d.nand.count(OpKind::Read, Cause::Mapping, reads);
+            self.d.stats.map_reads += reads;
+            self.d.nand.program_span(open, n as u32, Cause::Mapping);
+            self.d.stats.map_writes += n as u64;
+            i += n;
+        }
+        Ok(())
     }
 
     /// A fresh batch number (stamps restart from zero when the counter wraps).
@@ -432,7 +482,11 @@ impl Mapping for DftlFtl {
     fn write(&mut self, lpn: u64) -> Result<(), FtlError> {
         self.check_range(lpn)?;
         self.lookup_entry(lpn)?;
-        self.d.write(lpn)?;
+        if self.plain {
+            self.d.write_plain(lpn)?;
+        } else {
+            self.d.write(lpn)?;
+        }
         self.cmt.set_dirty(lpn);
         self.after_op(lpn)
     }
@@ -461,7 +515,8 @@ impl Mapping for DftlFtl {
         &self.d.stats
     }
     fn set_record_ops(&mut self, on: bool) {
-        self.d.set_record_ops(on)
+        self.d.set_record_ops(on);
+        self.plain = self.d.plain_writes_apply_with_moved_list();
     }
     fn take_ops(&mut self) -> std::vec::Drain<'_, FlashOp> {
         self.d.take_ops()
@@ -487,6 +542,7 @@ impl Mapping for DftlFtl {
     }
     #[inline]
     fn prefetch_map(&self, lpn: u64) {
+        self.cmt.prefetch_bit(lpn);
         self.cmt.prefetch(lpn);
         self.d.prefetch_map(lpn);
     }

@@ -106,6 +106,7 @@ impl Ftl {
     pub fn prefill_sequential(&mut self) -> Result<bool, FtlError> {
         match self {
             Ftl::Page(f) => f.prefill_sequential(),
+            Ftl::Dftl(f) => f.prefill_sequential(),
             _ => Ok(false),
         }
     }

@@ -15,12 +15,17 @@ impl PageFtl {
     /// Whether [`Self::write_plain`] equals [`Self::write`] for this FTL in its current
     /// state (true until a feature that acts per write is switched on).
     pub fn plain_writes_apply(&self) -> bool {
+        self.moved.is_none() && self.plain_writes_apply_with_moved_list()
+    }
+
+    /// [`Self::plain_writes_apply`] but for the moved-page list, which `write_plain`
+    /// leaves to GC as `write` does (DFTL keeps one: it writes plain host pages too).
+    pub(crate) fn plain_writes_apply_with_moved_list(&self) -> bool {
         let s = &self.s;
         self.placement.is_none()
             && !s.track_content
             && !s.strict
             && !self.record_ops
-            && self.moved.is_none()
             && matches!(s.trigger, Trigger::Threshold)
             && s.wear.static_threshold == 0
             && s.host_streams >= 1
@@ -30,7 +35,7 @@ impl PageFtl {
     /// [`Self::plain_writes_apply`] holds. Returns the plane written.
     #[inline]
     pub fn write_plain(&mut self, lpn: u64) -> Result<u32, FtlError> {
-        debug_assert!(self.plain_writes_apply());
+        debug_assert!(self.plain_writes_apply_with_moved_list());
         if lpn >= self.s.logical_pages {
             return Err(FtlError::OutOfRange { lpn, capacity: self.s.logical_pages });
         }

@@ -18,16 +18,34 @@ impl PageFtl {
         if !self.bulk_prefill_applies() {
             return Ok(false);
         }
+        self.prefill_blocks(0, self.s.logical_pages)?;
+        self.prefill_finish();
+        Ok(true)
+    }
+
+    /// The part of the bulk prefill whose blocks are opened by the writes of logical
+    /// pages `from..to` (a block is opened by the write of its first page and
+    /// programmed whole then: its later pages touch no other state). Called for
+    /// consecutive ranges from 0 (DFTL takes translation blocks between them, at the
+    /// write where write by write would), then [`Self::prefill_finish`].
+    pub(crate) fn prefill_blocks(&mut self, from: u64, to: u64) -> Result<(), FtlError> {
         let l = self.s.logical_pages;
+        let to = to.min(l);
+        if from >= to {
+            return Ok(());
+        }
         let ppb = self.geo.pages_per_block as u64;
         let p = self.stripe.len() as u64;
         let per_round = ppb * p;
         // Round m holds logical pages [m·ppb·p, (m+1)·ppb·p): the i-th plane of the stripe
         // takes i, i + p, i + 2p, … of them, into one block opened at the first.
-        for m in 0..l.div_ceil(per_round) {
+        for m in from / per_round..to.div_ceil(per_round) {
             for i in 0..p {
                 let first = m * per_round + i;
-                if first >= l {
+                if first < from {
+                    continue;
+                }
+                if first >= to {
                     break;
                 }
                 let plane = self.stripe[i as usize];
@@ -44,13 +62,25 @@ impl PageFtl {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The end of the bulk prefill: clock, host-write count and stripe cursor after `L` writes.
+    pub(crate) fn prefill_finish(&mut self) {
+        let (l, p) = (self.s.logical_pages, self.stripe.len() as u64);
         self.clock = l;
         self.stats.host_write_pages = l;
         self.cursor = (l % p) as usize;
-        Ok(true)
     }
 
-    fn bulk_prefill_applies(&self) -> bool {
+    /// Blocks the bulk prefill opens in the `i`-th plane of the stripe.
+    pub(crate) fn prefill_blocks_of(&self, i: u64) -> u64 {
+        let (l, ppb, p) = (self.s.logical_pages, self.geo.pages_per_block as u64, self.stripe.len() as u64);
+        let pages = if i < l { (l - i).div_ceil(p) } else { 0 };
+        pages.div_ceil(ppb)
+    }
+
+    pub(crate) fn bulk_prefill_applies(&self) -> bool {
         let s = &self.s;
         let per_write_features = s.placement.is_some()
             || self.placement.is_some()
@@ -70,12 +100,10 @@ impl PageFtl {
         }
         // GC starts when a plane's free blocks drop below the reserve; free blocks only
         // drop during the prefill, so the count at its end decides.
-        let (l, ppb, p) = (s.logical_pages, self.geo.pages_per_block as u64, self.stripe.len() as u64);
-        (0..p).all(|i| {
-            let pages = if i < l { (l - i).div_ceil(p) } else { 0 };
+        (0..self.stripe.len() as u64).all(|i| {
             let plane = self.stripe[i as usize] as usize;
             let free = self.free[plane].len() as u64;
-            pages.div_ceil(ppb) + self.gc_reserve() as u64 <= free
+            self.prefill_blocks_of(i) + self.gc_reserve() as u64 <= free
         })
     }
 }

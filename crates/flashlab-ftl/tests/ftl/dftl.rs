@@ -89,6 +89,32 @@ fn a_cache_holding_the_whole_map_behaves_like_page_mapping() {
     dftl.check_invariants().unwrap();
 }
 
+/// DFTL's host writes through `write_plain` (no op log, strict checks or content tags)
+/// leave the state of its general path (taken while the op log is on).
+#[test]
+fn plain_host_writes_equal_the_logged_path() {
+    let g = dgeo(4, 48, 16, 256);
+    let logical = 2000;
+    for variant in VARIANTS {
+        let mut s = dsettings(&g, logical, Scheme::Dftl, 150, variant);
+        (s.strict, s.track_content) = (false, false);
+        let (mut plain, mut logged) = (Ftl::new(g, s.clone()).unwrap(), Ftl::new(g, s).unwrap());
+        logged.set_record_ops(true);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+        for i in 0..30_000u64 {
+            let l = if i < logical { i } else { rng.gen_range(0..logical) };
+            plain.write(l).unwrap();
+            logged.write(l).unwrap();
+            logged.take_ops().for_each(drop);
+        }
+        assert_eq!(plain.stats(), logged.stats(), "{variant:?}");
+        assert_eq!(plain.nand().counters(), logged.nand().counters(), "{variant:?}");
+        assert!((0..logical).all(|l| plain.lookup(l) == logged.lookup(l)), "{variant:?}");
+        assert!(plain.stats().map_writes > 0 && nand(&plain, OpKind::Erase, Cause::Gc) > 0);
+        plain.check_invariants().unwrap();
+    }
+}
+
 /// Zipf(θ) sampler over `n` items by inverse CDF (item 0 most popular).
 struct Zipf(Vec<f64>);
 
