@@ -183,6 +183,10 @@ impl Node {
         match self {
             Node::Data(d) => DATA_NODE_BYTES + d.payload.len() + ALIGN,
             Node::Ino(_) => INO_NODE_BYTES,
+            // level, count, then per branch a location and a key (10 bytes and the name).
+            Node::Idx { branches, .. } => {
+                HDR + 5 + branches.iter().map(|(k, _)| 12 + 10 + k.name.len()).sum::<usize>() + ALIGN
+            }
             _ => 2 * HDR,
         }
     }

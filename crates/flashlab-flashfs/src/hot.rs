@@ -44,7 +44,7 @@ pub(crate) struct HotState {
     pub buds: Vec<(u32, u32, usize)>,
     pub commits_since_hot: u32,
     /// Keys whose TNC entry changed since the last commit (index updates).
-    pub changed: HashSet<Key>,
+    pub changed: crate::key::KeySet,
     /// Ground truth of hot data writes and the oracle (from `hot_truth_start`).
     pub truth: Option<Box<HotTruth>>,
 }
