@@ -168,13 +168,16 @@ fn leb_read_with_sees_what_leb_read_copies() {
     s.faults.bitflip_per_read = 0.2;
     s.faults.uncorrectable_per_read = 0.2;
     let cfg = UbiSettings { read_retries: 1, ..UbiSettings::default() };
-    let mut a = Ubi::format(Nand::new(s), cfg).unwrap();
-    let vol = a.create_volume("v", 0).unwrap();
-    for l in 0..3 {
-        let data: Vec<u8> = (0..3 * 2048u32).map(|i| (i * 13 + l) as u8).collect();
-        a.leb_write(vol, l, 0, &data, Cause::Data).unwrap();
-    }
-    let mut b = a.clone();
+    let volume = || {
+        let mut u = Ubi::format(Nand::new(s.clone()), cfg.clone()).unwrap();
+        let vol = u.create_volume("v", 0).unwrap();
+        for l in 0..3 {
+            let data: Vec<u8> = (0..3 * 2048u32).map(|i| (i * 13 + l) as u8).collect();
+            u.leb_write(vol, l, 0, &data, Cause::Data).unwrap();
+        }
+        (u, vol)
+    };
+    let ((mut a, vol), (mut b, _)) = (volume(), volume());
     for i in 0..200u32 {
         let (lnum, offs, len) = (i % 5, i * 40 % 4000, (i * 97 % 2500) as usize);
         let mut buf = vec![0u8; len];
