@@ -130,7 +130,7 @@ fn read_with_sees_what_read_copies_with_the_same_faults() {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let offs = (x >> 33) as u32 % 10_000 / 8 * 8;
         let len = ((x >> 13) as usize % 6000).min(16_384 - offs as usize);
-        let block = if x % 5 == 0 { 3 } else { 2 }; // block 3 is erased
+        let block = if x.is_multiple_of(5) { 3 } else { 2 }; // block 3 is erased
         let mut buf = vec![0u8; len];
         let ra = a.read(block, offs, &mut buf, Cause::Gc);
         let mut seen = Vec::new();
