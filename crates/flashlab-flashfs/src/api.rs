@@ -1,5 +1,6 @@
 //! The file API: paths, directories, files, handles.
 
+use crate::codec::DataFields;
 use crate::compress::{compress, decompress, Compression};
 use crate::error::{Errno, FsError, FsResult};
 use crate::fs::{Fd, Fs};
@@ -260,24 +261,23 @@ impl Fs {
     fn read_old_block(&mut self, inum: u32, b: u32, out: Option<&mut [u8]>) -> FsResult<()> {
         let Some(loc) = self.idx_lookup(&Key::data(inum, b)) else { return Ok(()) };
         let mut buf = std::mem::take(&mut self.node_buf);
-        buf.resize(loc.len as usize, 0);
-        let r = self.check_data_node(inum, b, loc, &mut buf, out);
+        let r = match out {
+            // Only checked: on the stored bytes in place (`node_check.rs`).
+            None => self.check_in_place(inum, b, loc, &mut buf),
+            Some(out) => {
+                buf.resize(loc.len as usize, 0);
+                self.read_bytes_into(loc.lnum, loc.offs, &mut buf)
+                    .and_then(|()| Self::check_data_node(inum, b, loc, &buf, Some(out)))
+            }
+        };
         self.node_buf = buf;
         r
     }
 
-    /// [`Fs::read_old_block`] with the node read into `bytes` (its length).
-    fn check_data_node(
-        &mut self,
-        inum: u32,
-        b: u32,
-        loc: Loc,
-        bytes: &mut [u8],
-        out: Option<&mut [u8]>,
-    ) -> FsResult<()> {
-        // `read_node`, with the payload read in place rather than copied.
-        self.read_bytes_into(loc.lnum, loc.offs, bytes)?;
-        let bytes = &bytes[..];
+    /// `read_node`'s checks of the data node `bytes` read from `loc` (header,
+    /// CRC, payload decompressed), with the payload read in place rather than
+    /// copied; its bytes go into `out` when given.
+    pub(crate) fn check_data_node(inum: u32, b: u32, loc: Loc, bytes: &[u8], out: Option<&mut [u8]>) -> FsResult<()> {
         let d = match crate::codec::parse_data_ref(bytes) {
             Some((h, d)) if h.len == loc.len => d,
             _ => return Err(not_a_data_node(bytes, loc)),
@@ -345,19 +345,29 @@ impl Fs {
             let s = (pos % BLOCK) as usize;
             let e = ((end - b as u64 * BLOCK).min(BLOCK)) as usize;
             let src = &data[(pos - offset) as usize..(pos - offset) as usize + e - s];
-            let node = if e - s == BLOCK as usize {
+            let whole = e - s == BLOCK as usize;
+            let node = if whole {
                 // The whole block is new: its old node is read and checked only.
                 self.read_old_block(inum, b, None)?;
-                self.data_node(inum, b, src)
+                // Stored as it is (`compress` keeps `None` data unchanged):
+                // encoded from the caller's bytes, no node of its own.
+                let plain = self.cfg.compression == Compression::None && !self.cfg.elide_payload;
+                (!plain).then(|| self.data_node(inum, b, src))
             } else {
                 let mut block = self.read_block(inum, b, old_size)?;
                 block[s..e].copy_from_slice(src);
                 let valid = new_size.saturating_sub(b as u64 * BLOCK).min(BLOCK) as usize;
-                self.data_node(inum, b, &block[..valid])
+                Some(self.data_node(inum, b, &block[..valid]))
             };
             let key = Key::data(inum, b);
             let h = self.pick_head(Class::Data, std::slice::from_ref(&key), &[]);
-            let loc = self.journal_write(h, &[node])?[0];
+            let loc = match node {
+                Some(node) => self.journal_write(h, &[node])?[0],
+                None => {
+                    let d = DataFields { inum, block: b, size: src.len() as u32, compr: 0, payload: src };
+                    self.journal_write_data(h, d)?
+                }
+            };
             self.idx_set(h, &key, loc);
             pos = b as u64 * BLOCK + e as u64;
         }

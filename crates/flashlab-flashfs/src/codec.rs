@@ -183,6 +183,10 @@ impl Node {
         match self {
             Node::Data(d) => DATA_NODE_BYTES + d.payload.len() + ALIGN,
             Node::Ino(_) => INO_NODE_BYTES,
+            // level, count, then per branch a location and a key (10 bytes and the name).
+            Node::Idx { branches, .. } => {
+                HDR + 5 + branches.iter().map(|(k, _)| 12 + 10 + k.name.len()).sum::<usize>() + ALIGN
+            }
             _ => 2 * HDR,
         }
     }
@@ -206,6 +210,16 @@ impl Node {
         b
     }
 
+    /// A data node's fields for [`DataFields::encode_into`]; None for other nodes.
+    pub fn data_fields(&self) -> Option<DataFields<'_>> {
+        match self {
+            Node::Data(d) => {
+                Some(DataFields { inum: d.inum, block: d.block, size: d.size, compr: d.compr, payload: &d.payload })
+            }
+            _ => None,
+        }
+    }
+
     /// A padding node of exactly `len` bytes (len >= HDR, multiple of 8).
     pub fn pad(len: usize) -> Vec<u8> {
         let mut b = Node::Pad.encode(0, G_NONE);
@@ -215,6 +229,60 @@ impl Node {
         b[4..8].copy_from_slice(&crc.to_le_bytes());
         b
     }
+}
+
+/// A data node's fields with its payload borrowed: encoded straight into a
+/// journal head's write buffer, byte for byte what `Node::Data(..).encode`
+/// gives, without the node's own buffer or a copy of the payload in it.
+#[derive(Debug, Clone, Copy)]
+pub struct DataFields<'a> {
+    pub inum: u32,
+    pub block: u32,
+    pub size: u32,
+    pub compr: u8,
+    pub payload: &'a [u8],
+}
+
+impl DataFields<'_> {
+    /// The node's length (the header's `len`, before the 8-byte alignment).
+    pub fn node_len(&self) -> usize {
+        DATA_NODE_BYTES + self.payload.len()
+    }
+
+    /// Appends the encoded node (aligned to 8 bytes) to `out`.
+    pub fn encode_into(&self, sqnum: u64, group: u8, out: &mut Vec<u8>) {
+        let at = out.len();
+        let len = self.node_len();
+        out.reserve(align(len));
+        out.extend_from_slice(&NODE_MAGIC.to_le_bytes());
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&sqnum.to_le_bytes());
+        out.extend_from_slice(&(len as u32).to_le_bytes());
+        out.extend_from_slice(&[T_DATA, group, 0, 0]);
+        out.extend_from_slice(&self.inum.to_le_bytes());
+        out.extend_from_slice(&self.block.to_le_bytes());
+        out.extend_from_slice(&self.size.to_le_bytes());
+        out.push(self.compr);
+        out.resize(at + DATA_NODE_BYTES, 0);
+        out.extend_from_slice(self.payload);
+        let crc = crc32fast::hash(&out[at + 8..at + len]);
+        out[at + 4..at + 8].copy_from_slice(&crc.to_le_bytes());
+        out.resize(at + align(len), 0);
+    }
+}
+
+/// The index key of the node `b` whose header `h` [`parse_hdr`] accepted:
+/// `parse_node(b)`'s node's [`Node::key`] (None also where `parse_node`
+/// fails), without decoding (copying) a data node's payload.
+pub fn leaf_key(h: &Hdr, b: &[u8]) -> Option<Key> {
+    let p = &b[HDR..h.len as usize];
+    if h.ntype != T_DATA {
+        return decode_payload(h.ntype, p)?.key();
+    }
+    let mut r = R(p, 0);
+    let (inum, block, _size, _compr) = (r.u32()?, r.u32()?, r.u32()?, r.u8()?);
+    p.get(DATA_NODE_BYTES - HDR..)?;
+    Some(Key::data(inum, block))
 }
 
 /// Parses the header at the start of `b` (checks magic, length and CRC).
@@ -391,5 +459,56 @@ mod tests {
         assert_eq!(parse_hdr(&[0; 64]).unwrap_err(), Bad::Zeros);
         let pad = Node::pad(64);
         assert_eq!(parse_node(&pad).unwrap().1, Node::Pad);
+    }
+
+    /// `DataFields::encode_into` writes what `Node::encode` does, after
+    /// whatever the buffer held.
+    #[test]
+    fn data_fields_encode_as_the_node_does() {
+        for len in [0usize, 1, 7, 8, 13, 100, 4095, 4096] {
+            let payload: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+            let node = Node::Data(DataNode { inum: 9, block: 77, size: len as u32 + 3, compr: 0x81, payload });
+            for (sq, g) in [(1u64, G_NONE), (u64::MAX - 5, G_LAST)] {
+                let mut out = vec![0xAB; len % 16];
+                let before = out.clone();
+                let f = node.data_fields().unwrap();
+                f.encode_into(sq, g, &mut out);
+                let want = node.encode(sq, g);
+                assert_eq!(&out[..before.len()], &before[..]);
+                assert_eq!(&out[before.len()..], &want[..], "payload {len}");
+                assert_eq!(f.node_len(), u32::from_le_bytes(want[16..20].try_into().unwrap()) as usize);
+            }
+        }
+        assert!(Node::Pad.data_fields().is_none());
+    }
+
+    /// `leaf_key` is `parse_node(..)`'s node's key, whole or truncated.
+    #[test]
+    fn leaf_key_is_the_parsed_nodes_key() {
+        let nodes = vec![
+            Node::Ino(InoNode { inum: 5, nlink: 1, size: 99, is_dir: false }),
+            Node::Data(DataNode { inum: 5, block: 2, size: 3, compr: 0, payload: vec![1, 2, 3] }),
+            Node::Data(DataNode { inum: 6, block: 9, size: 0, compr: 0, payload: vec![] }),
+            Node::Dent(DentNode { parent: 1, name: b"xy".to_vec(), target: 5, is_dir: false }),
+            Node::Dent(DentNode { parent: 1, name: b"gone".to_vec(), target: 0, is_dir: false }),
+            Node::Trun { inum: 5, old_size: 10, new_size: 2 },
+            Node::Ref { lnum: 3, offs: 2048, jhead: 1 },
+            Node::Cs { commit_no: 4 },
+        ];
+        for n in nodes {
+            let full = n.encode(3, G_NONE);
+            let len = u32::from_le_bytes(full[16..20].try_into().unwrap()) as usize;
+            // Shortened nodes (length field and CRC fixed up) that the payload
+            // decoder may refuse.
+            for cut in (HDR..=len).rev().take(40) {
+                let mut b = full[..cut].to_vec();
+                b[16..20].copy_from_slice(&(cut as u32).to_le_bytes());
+                let crc = crc32fast::hash(&b[8..cut]);
+                b[4..8].copy_from_slice(&crc.to_le_bytes());
+                let h = parse_hdr(&b).unwrap();
+                let want = parse_node(&b).ok().and_then(|(_, n)| n.key());
+                assert_eq!(leaf_key(&h, &b), want, "{n:?} cut to {cut}");
+            }
+        }
     }
 }

@@ -244,8 +244,12 @@ impl Fs {
         let io = self.geo.min_io as usize;
         let full = self.idx_head.wbuf.len() / io * io;
         if full > 0 {
-            let chunk: Vec<u8> = self.idx_head.wbuf.drain(..full).collect();
-            self.ubi.leb_write(self.vol, lnum, self.idx_head.wbuf_offs, &chunk, Cause::Index)?;
+            // Programmed from the buffer, which it leaves whether or not the
+            // write succeeds (the offset moves only if it does).
+            let r =
+                self.ubi.leb_write(self.vol, lnum, self.idx_head.wbuf_offs, &self.idx_head.wbuf[..full], Cause::Index);
+            self.idx_head.wbuf.drain(..full);
+            r?;
             self.idx_head.wbuf_offs += full as u32;
         }
         Ok(loc)

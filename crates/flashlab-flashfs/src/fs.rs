@@ -123,6 +123,8 @@ pub struct Fs {
     /// Scratch buffer for the data nodes writes read (kept between calls so
     /// that a read costs no allocation; contents meaningless between calls).
     pub(crate) node_buf: Vec<u8>,
+    /// Scratch buffer for the LEBs GC reads whole (as `node_buf`).
+    pub(crate) gc_buf: Vec<u8>,
 }
 
 impl Fs {
@@ -162,6 +164,7 @@ impl Fs {
             now_ns: 0,
             bg_commit: false,
             node_buf: Vec::new(),
+            gc_buf: Vec::new(),
             bud_start_bytes: 0,
             reserved_bytes: 0,
             nospace: false,
@@ -274,6 +277,45 @@ impl Fs {
             self.ubi.leb_read(self.vol, lnum, offs, &mut b[..n], Cause::Data)?;
         }
         Ok(())
+    }
+
+    /// [`Fs::read_bytes_into`] of `len` bytes handed to `visit` (offset,
+    /// bytes) in order instead of copied: the flash part from the stored
+    /// pages in place (`Ubi::leb_read_with`; a retried read starts over at
+    /// offset 0), then the part still in a write buffer.
+    pub(crate) fn read_bytes_with(
+        &mut self,
+        lnum: u32,
+        offs: u32,
+        len: u32,
+        visit: &mut dyn FnMut(usize, &[u8]),
+    ) -> FsResult<()> {
+        let end = offs + len;
+        let heads = self.heads.iter().chain(std::iter::once(&self.idx_head));
+        let mut held = heads.enumerate().filter(|(_, h)| h.lnum == Some(lnum) && end > h.wbuf_offs && end <= h.end());
+        let tail = held.next().map(|(i, _)| i);
+        if held.next().is_some() {
+            // Never the case (one head per LEB); the copying read handles it.
+            let mut b = vec![0u8; len as usize];
+            self.read_bytes_into(lnum, offs, &mut b)?;
+            visit(0, &b);
+            return Ok(());
+        }
+        let from = tail.map_or(end, |i| offs.max(self.head_or_idx(i).wbuf_offs));
+        if from > offs {
+            self.ubi.leb_read_with(self.vol, lnum, offs, (from - offs) as usize, Cause::Data, visit)?;
+        }
+        if let Some(i) = tail {
+            let h = self.head_or_idx(i);
+            let s = (from - h.wbuf_offs) as usize;
+            visit((from - offs) as usize, &h.wbuf[s..s + (end - from) as usize]);
+        }
+        Ok(())
+    }
+
+    /// Journal head `i`, or the index head for `i == HEADS`.
+    fn head_or_idx(&self, i: usize) -> &Head {
+        self.heads.get(i).unwrap_or(&self.idx_head)
     }
 
     /// Reads and checks the node at `loc`.

@@ -4,11 +4,12 @@
 //! the copies from the GC head's bud, so the committed index may point into
 //! the erased LEB without harm.
 
-use crate::codec::{parse_hdr, parse_node};
+use crate::codec::{leaf_key, parse_hdr};
 use crate::error::FsResult;
 use crate::fs::{Fs, Lprops, F_TAKEN, GC};
+use crate::journal::Pending;
 
-use crate::node::{align, Bad, Loc, HDR};
+use crate::node::{align, Bad, Hdr, Loc, HDR};
 use flashlab_mtd::Cause;
 
 impl Fs {
@@ -72,16 +73,24 @@ impl Fs {
             return self.gc_collect_valid(v);
         }
         let written = self.geo.leb_bytes - self.lp[v as usize].free;
-        let mut buf = vec![0u8; written as usize];
-        self.ubi.leb_read(self.vol, v, 0, &mut buf, Cause::Gc)?;
-        self.counters.gc_pages_read += written.div_ceil(self.geo.min_io) as u64;
+        // The LEB buffer is kept between runs (every byte of it is read over).
+        let mut buf = std::mem::take(&mut self.gc_buf);
+        buf.resize(written as usize, 0);
+        let r = self.gc_scan_leb(v, &mut buf);
+        self.gc_buf = buf;
+        r
+    }
+
+    fn gc_scan_leb(&mut self, v: u32, buf: &mut [u8]) -> FsResult<()> {
+        self.ubi.leb_read(self.vol, v, 0, buf, Cause::Gc)?;
+        self.counters.gc_pages_read += (buf.len() as u32).div_ceil(self.geo.min_io) as u64;
         let mut pos = 0usize;
         while pos + HDR <= buf.len() {
             match parse_hdr(&buf[pos..]) {
                 Ok(h) => {
                     let len = h.len as usize;
                     let loc = Loc { lnum: v, offs: pos as u32, len: h.len };
-                    let _ = self.gc_move(&buf[pos..pos + align(len).min(buf.len() - pos)], loc)?;
+                    let _ = self.gc_move(&buf[pos..pos + align(len).min(buf.len() - pos)], &h, loc)?;
                     pos += align(len);
                 }
                 Err(Bad::Empty) => break,
@@ -114,7 +123,7 @@ impl Fs {
                 Ok(h) if pos + h.len as usize <= buf.len() => {
                     let loc = Loc { lnum: v, offs: offs + pos as u32, len: h.len };
                     let end = (pos + align(h.len as usize)).min(buf.len());
-                    if self.gc_move(&buf[pos..end], loc)? {
+                    if self.gc_move(&buf[pos..end], &h, loc)? {
                         align(h.len as usize)
                     } else {
                         crate::node::ALIGN
@@ -128,15 +137,25 @@ impl Fs {
     }
 
     /// Copies the node at `loc` to the GC head if it is live; true if moved.
-    fn gc_move(&mut self, bytes: &[u8], loc: Loc) -> FsResult<bool> {
-        let Ok((_, node)) = parse_node(bytes) else { return Ok(false) };
-        let Some(key) = node.key() else { return Ok(false) };
+    /// `h` is `bytes`' header as the scan's `parse_hdr` checked it (so the
+    /// node is not checked, nor its payload decoded, a second time: `leaf_key`
+    /// is `parse_node`'s key).
+    fn gc_move(&mut self, bytes: &[u8], h: &Hdr, loc: Loc) -> FsResult<bool> {
+        let Some(key) = leaf_key(h, bytes) else { return Ok(false) };
         if self.idx_lookup(&key) != Some(loc) {
             return Ok(false);
         }
-        let mut copy = bytes.to_vec();
-        copy.resize(align(loc.len as usize), 0);
-        let new = self.head_append(GC, &[copy])?[0];
+        let aligned = align(loc.len as usize);
+        let padded;
+        let copy = if bytes.len() == aligned {
+            bytes
+        } else {
+            let mut b = bytes.to_vec();
+            b.resize(aligned, 0);
+            padded = b;
+            &padded[..]
+        };
+        let new = self.head_append(GC, &[Pending::Bytes(copy)])?[0];
         self.idx_set(GC, &key, new);
         self.counters.gc_moved_nodes += 1;
         Ok(true)

@@ -44,7 +44,7 @@ pub(crate) struct HotState {
     pub buds: Vec<(u32, u32, usize)>,
     pub commits_since_hot: u32,
     /// Keys whose TNC entry changed since the last commit (index updates).
-    pub changed: HashSet<Key>,
+    pub changed: crate::key::KeySet,
     /// Ground truth of hot data writes and the oracle (from `hot_truth_start`).
     pub truth: Option<Box<HotTruth>>,
 }
@@ -192,6 +192,17 @@ impl Fs {
 
     /// Points `key` at `loc` (written to head `h`), marking the replaced node obsolete.
     pub(crate) fn idx_set(&mut self, h: usize, key: &Key, loc: Loc) {
+        if self.hot.overlay.is_empty() && !self.delayed(h) {
+            // `idx_lookup` is the TNC's entry here, which the insert replaces
+            // and returns: one walk instead of a lookup and then an insert.
+            // (`obsolete` touches only the LEB properties and the validity
+            // map, so it may follow the insert.)
+            if let Some(old) = self.tnc.insert(key, loc) {
+                self.obsolete(old);
+            }
+            self.hot.changed.insert(key.clone());
+            return;
+        }
         if let Some(old) = self.idx_lookup(key) {
             self.obsolete(old);
         }

@@ -16,12 +16,51 @@ pub(crate) fn head_cause(h: usize) -> Cause {
     }
 }
 
+/// A node for [`Fs::head_append`]: bytes encoded already (or copied as they
+/// are, by GC), or a data node encoded straight into the write buffer with
+/// the sequence number and group it was given.
+pub(crate) enum Pending<'a> {
+    Bytes(&'a [u8]),
+    Encoded(Vec<u8>),
+    Data(crate::codec::DataFields<'a>, u64, u8),
+}
+
+impl Pending<'_> {
+    /// Bytes appended (the node aligned to 8 bytes).
+    fn appended_len(&self) -> usize {
+        match self {
+            Pending::Bytes(b) => b.len(),
+            Pending::Encoded(b) => b.len(),
+            Pending::Data(d, ..) => crate::node::align(d.node_len()),
+        }
+    }
+
+    /// The node's length (its header's `len`).
+    fn node_len(&self) -> u32 {
+        match self {
+            Pending::Bytes(b) => u32::from_le_bytes([b[16], b[17], b[18], b[19]]),
+            Pending::Encoded(b) => u32::from_le_bytes([b[16], b[17], b[18], b[19]]),
+            Pending::Data(d, ..) => d.node_len() as u32,
+        }
+    }
+
+    fn append_to(&self, out: &mut Vec<u8>) {
+        match self {
+            Pending::Bytes(b) => out.extend_from_slice(b),
+            Pending::Encoded(b) => out.extend_from_slice(b),
+            Pending::Data(d, sq, g) => d.encode_into(*sq, *g, out),
+        }
+    }
+}
+
 impl Fs {
     /// Encodes `nodes` as one group and appends it to head `h` (all in one
-    /// LEB). Returns their locations.
+    /// LEB). Returns their locations. The sequence numbers are taken first,
+    /// in order (before any head switch, commit or GC the append may cause);
+    /// data nodes are then encoded straight into the write buffer.
     pub(crate) fn journal_write(&mut self, h: usize, nodes: &[Node]) -> FsResult<Vec<Loc>> {
         let n = nodes.len();
-        let bufs: Vec<Vec<u8>> = nodes
+        let pending: Vec<Pending> = nodes
             .iter()
             .enumerate()
             .map(|(i, node)| {
@@ -33,25 +72,43 @@ impl Fs {
                     G_IN
                 };
                 let sq = self.next_sqnum();
-                node.encode(sq, g)
+                match node.data_fields() {
+                    Some(d) => Pending::Data(d, sq, g),
+                    None => Pending::Encoded(node.encode(sq, g)),
+                }
             })
             .collect();
-        let locs = self.head_append(h, &bufs)?;
+        let locs = self.head_append(h, &pending)?;
         // ubifs_wbuf_add_ino_nolock: remember whose nodes wait in the
         // write buffer, so that fsync syncs only those buffers.
         if !self.heads[h].wbuf.is_empty() {
             for i in nodes.iter().flat_map(Node::inums) {
-                if i != 0 && !self.heads[h].inos.contains(&i) {
-                    self.heads[h].inos.push(i);
-                }
+                self.note_wbuf_ino(h, i);
             }
         }
         Ok(locs)
     }
 
-    /// Appends already-encoded nodes to head `h`.
-    pub(crate) fn head_append(&mut self, h: usize, bufs: &[Vec<u8>]) -> FsResult<Vec<Loc>> {
-        let total: u32 = bufs.iter().map(|b| b.len() as u32).sum();
+    /// [`Fs::journal_write`] of one data node given by its fields (a whole
+    /// block written as it is: no `DataNode` with a copy of the payload).
+    pub(crate) fn journal_write_data(&mut self, h: usize, d: crate::codec::DataFields) -> FsResult<Loc> {
+        let sq = self.next_sqnum();
+        let loc = self.head_append(h, &[Pending::Data(d, sq, G_NONE)])?[0];
+        if !self.heads[h].wbuf.is_empty() {
+            self.note_wbuf_ino(h, d.inum);
+        }
+        Ok(loc)
+    }
+
+    fn note_wbuf_ino(&mut self, h: usize, i: u32) {
+        if i != 0 && !self.heads[h].inos.contains(&i) {
+            self.heads[h].inos.push(i);
+        }
+    }
+
+    /// Appends nodes to head `h`.
+    pub(crate) fn head_append(&mut self, h: usize, bufs: &[Pending]) -> FsResult<Vec<Loc>> {
+        let total: u32 = bufs.iter().map(|b| b.appended_len() as u32).sum();
         let fits = self.heads[h].lnum.is_some() && self.heads[h].end() + total <= self.geo.leb_bytes;
         if !fits {
             self.head_switch(h)?;
@@ -59,11 +116,10 @@ impl Fs {
         let lnum = self.heads[h].lnum.unwrap_or(0);
         let mut locs = Vec::with_capacity(bufs.len());
         for b in bufs {
-            let len = u32::from_le_bytes([b[16], b[17], b[18], b[19]]);
-            let loc = Loc { lnum, offs: self.heads[h].end(), len };
+            let loc = Loc { lnum, offs: self.heads[h].end(), len: b.node_len() };
             self.vmap.add(loc);
             locs.push(loc);
-            self.heads[h].wbuf.extend_from_slice(b);
+            b.append_to(&mut self.heads[h].wbuf);
         }
         self.lp.update(lnum, |p| p.free -= total);
         self.head_flush_full(h)?;

@@ -79,6 +79,42 @@ impl Key {
     }
 }
 
+/// FxHash's multiplicative step, for sets of keys whose order nothing reads
+/// (the index updates since the last commit, counted only): cheaper than
+/// the default SipHash on every write.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct KeyHasher(u64);
+
+impl KeyHasher {
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl std::hash::Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        bytes.iter().for_each(|b| self.add(*b as u64));
+    }
+    fn write_u8(&mut self, x: u8) {
+        self.add(x as u64);
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.add(x as u64);
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.add(x);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.add(x as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A set of keys hashed with [`KeyHasher`].
+pub type KeySet = std::collections::HashSet<Key, std::hash::BuildHasherDefault<KeyHasher>>;
+
 /// 29-bit FNV-1a hash of a name.
 pub fn name_hash(name: &[u8]) -> u32 {
     let mut h: u32 = 0x811c_9dc5;

@@ -34,6 +34,15 @@ pub struct LpTable {
     changed: Vec<bool>,
 }
 
+/// One LEB's share of [`LpTable`]'s totals and sets.
+#[derive(PartialEq, Eq)]
+struct Standing {
+    reclaimable: u64,
+    empty: bool,
+    bud: bool,
+    gc: Option<(u32, Reverse<u32>)>,
+}
+
 /// The LPT on flash: every node's location by level (level 0 = pnodes, the
 /// last level = the root), the active area, and the append position for
 /// incremental commits.
@@ -145,13 +154,42 @@ impl LpTable {
     }
 
     /// Changes LEB `l`'s properties in place.
+    /// The totals and sets change only by the difference between the LEB's
+    /// old and new standing (the same end state as taking the old one out
+    /// and putting the new one in, without two ordered-set operations for
+    /// the unchanged GC key of nearly every update).
     pub fn update(&mut self, l: u32, f: impl FnOnce(&mut Lprops)) {
         let old = self.v[l as usize];
-        self.account(l, -1);
+        let before = self.standing(l);
         f(&mut self.v[l as usize]);
-        self.account(l, 1);
-        if self.v[l as usize] != old {
-            self.changed[l as usize / 4] = true;
+        if self.v[l as usize] == old {
+            return;
+        }
+        self.changed[l as usize / 4] = true;
+        let after = self.standing(l);
+        self.reclaimable = self.reclaimable.wrapping_sub(before.reclaimable).wrapping_add(after.reclaimable);
+        self.empty = self.empty.wrapping_sub(before.empty as u32).wrapping_add(after.empty as u32);
+        self.buds = self.buds.wrapping_sub(before.bud as u32).wrapping_add(after.bud as u32);
+        if before.empty != after.empty {
+            self.toggle_empty(l, after.empty);
+        }
+        if before.gc != after.gc {
+            if let Some(k) = before.gc {
+                self.gc.remove(&k);
+            }
+            if let Some(k) = after.gc {
+                self.gc.insert(k);
+            }
+        }
+    }
+
+    /// What LEB `l` adds to the totals and sets (see [`LpTable::account`]).
+    fn standing(&self, l: u32) -> Standing {
+        Standing {
+            reclaimable: self.base_reclaimable(l),
+            empty: self.props_empty(l),
+            bud: self.v[l as usize].flags & F_BUD != 0,
+            gc: self.gc_key(l),
         }
     }
 

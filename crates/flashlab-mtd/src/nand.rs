@@ -266,8 +266,48 @@ impl Nand {
             self.read_chunk(block, page, pos, &mut buf[done..done + n], cause, &mut info)?;
             done += n;
         }
+        self.backend_read(block, offs, buf.len())?;
+        Ok(info)
+    }
+
+    /// [`Nand::read`] of `len` bytes that hands them to `visit` (offset in
+    /// the read, bytes) one page's part at a time, in order, from the stored
+    /// pages in place instead of copying them into a buffer: the same
+    /// operations, counters, faults and random draws, in the same order. A
+    /// part whose read fails is not handed over (the error is returned).
+    pub fn read_with(
+        &mut self,
+        block: u32,
+        offs: u32,
+        len: usize,
+        cause: Cause,
+        visit: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<ReadInfo, MtdError> {
+        self.check_range(block, offs, len)?;
+        let pb = self.cfg.page_bytes;
+        let mut info = ReadInfo::default();
+        let mut scratch = Vec::new();
+        let mut done = 0usize;
+        while done < len {
+            let pos = offs + done as u32;
+            let page = pos / pb;
+            let n = ((pb - pos % pb) as usize).min(len - done);
+            self.read_begin(cause)?;
+            if self.read_faults(block, n, &mut info).is_err() {
+                return Err(MtdError::Uncorrectable { block, page });
+            }
+            visit(done, self.data.part(block, pos, n, &mut scratch));
+            done += n;
+        }
+        self.backend_read(block, offs, len)?;
+        Ok(info)
+    }
+
+    /// The block2mtd requests of a read (none on raw NAND).
+    fn backend_read(&mut self, block: u32, offs: u32, len: usize) -> Result<(), MtdError> {
         if let Backend::Block2Mtd(b) = &mut self.backend {
-            let (start, end) = (offs as u64, offs as u64 + buf.len() as u64);
+            let pb = self.cfg.page_bytes;
+            let (start, end) = (offs as u64, offs as u64 + len as u64);
             let base = (block * self.cfg.pages_per_block) as usize;
             let pages = offs / pb..(end as u32).div_ceil(pb);
             let mut held = 0;
@@ -279,7 +319,7 @@ impl Nand {
             .map_err(device_error)?;
             b.erased_read(end - start - held);
         }
-        Ok(info)
+        Ok(())
     }
 
     fn read_chunk(
@@ -291,17 +331,32 @@ impl Nand {
         cause: Cause,
         info: &mut ReadInfo,
     ) -> Result<(), MtdError> {
+        self.read_begin(cause)?;
+        self.data.read(block, pos, out);
+        if let Err(k) = self.read_faults(block, out.len(), info) {
+            out[k] ^= 0x5A;
+            return Err(MtdError::Uncorrectable { block, page });
+        }
+        Ok(())
+    }
+
+    /// A page read's operation: the power cut check and the count.
+    fn read_begin(&mut self, cause: Cause) -> Result<(), MtdError> {
         if self.begin_op()? {
             return Err(MtdError::PowerCut);
         }
         self.stats.pages_read.add(cause, 1);
-        self.data.read(block, pos, out);
+        Ok(())
+    }
+
+    /// A page read's random faults over `n` bytes: `Err(k)` when it is
+    /// uncorrectable (byte `k` comes back garbled); a corrected bit-flip is
+    /// counted in `info`.
+    fn read_faults(&mut self, block: u32, n: usize, info: &mut ReadInfo) -> Result<(), usize> {
         let wear = self.wear_factor(block);
         if self.chance(self.cfg.faults.uncorrectable_per_read * wear) {
             self.stats.uncorrectable_reads += 1;
-            let k = self.rng.gen_range(0..out.len());
-            out[k] ^= 0x5A;
-            return Err(MtdError::Uncorrectable { block, page });
+            return Err(self.rng.gen_range(0..n));
         }
         if self.chance(self.cfg.faults.bitflip_per_read * wear) {
             self.stats.corrected_reads += 1;

@@ -176,6 +176,22 @@ impl BlockStore {
         }
     }
 
+    /// Bytes `pos .. pos + n` of `block` (within one page), as [`BlockStore::read`]
+    /// gives them: a dense page's bytes in place, an erased or sparse page's
+    /// decoded into `scratch`.
+    pub fn part<'a>(&'a self, block: u32, pos: u32, n: usize, scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        let (slot, off) = self.locate(block, pos);
+        assert!(off + n <= self.page_bytes, "store: range crosses a page boundary");
+        match &self.slots[slot] {
+            &Slot::Dense(p) => &self.slab.page(p)[off..off + n],
+            _ => {
+                scratch.resize(n, 0);
+                self.read(block, pos, scratch);
+                scratch
+            }
+        }
+    }
+
     /// Whether `len` bytes from `pos` of `block` are all 0xFF.
     pub fn all_erased(&self, block: u32, pos: u32, len: usize) -> bool {
         let mut buf = vec![0u8; len];
@@ -441,6 +457,14 @@ mod tests {
                         s.read(block, pos, &mut out);
                         let at = block as usize * 4 * PB + pos as usize;
                         proptest::prop_assert_eq!(&out[..], &oracle[at..at + len]);
+                        // The same bytes page by page, in place.
+                        let (mut parts, mut scratch, mut p) = (Vec::new(), Vec::new(), pos as usize);
+                        while p < pos as usize + len {
+                            let n = (PB - p % PB).min(pos as usize + len - p);
+                            parts.extend_from_slice(s.part(block, p as u32, n, &mut scratch));
+                            p += n;
+                        }
+                        proptest::prop_assert_eq!(&parts[..], &out[..]);
                     }
                 }
             }

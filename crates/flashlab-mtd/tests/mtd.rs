@@ -111,6 +111,42 @@ fn bitflips_and_uncorrectable_are_counted() {
     assert!(corr > 100 && unc > 5, "corr {corr} unc {unc}");
 }
 
+/// `read_with` hands over exactly what `read` copies, with the same counters,
+/// faults and random draws: two devices, one read each way, stay in step.
+#[test]
+fn read_with_sees_what_read_copies_with_the_same_faults() {
+    let mut cfg = small();
+    cfg.faults.bitflip_per_read = 0.3;
+    cfg.faults.uncorrectable_per_read = 0.1;
+    let (mut a, mut b) = (Nand::new(cfg.clone()), Nand::new(cfg));
+    let data: Vec<u8> = (0..6144u32).map(|i| (i * 7 % 253) as u8).collect();
+    let zeros = vec![0u8; 2048];
+    for n in [&mut a, &mut b] {
+        n.program(2, 0, &data, Cause::Data).unwrap();
+        n.program(2, 6144, &zeros, Cause::Data).unwrap(); // kept sparse
+    }
+    let mut x = 5u64;
+    for _ in 0..300 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let offs = (x >> 33) as u32 % 10_000 / 8 * 8;
+        let len = ((x >> 13) as usize % 6000).min(16_384 - offs as usize);
+        let block = if x.is_multiple_of(5) { 3 } else { 2 }; // block 3 is erased
+        let mut buf = vec![0u8; len];
+        let ra = a.read(block, offs, &mut buf, Cause::Gc);
+        let mut seen = Vec::new();
+        let rb = b.read_with(block, offs, len, Cause::Gc, &mut |at, part| {
+            assert_eq!(at, seen.len(), "parts in order");
+            seen.extend_from_slice(part);
+        });
+        assert_eq!(ra, rb);
+        if ra.is_ok() {
+            assert_eq!(seen, buf);
+        }
+        assert_eq!(a.stats(), b.stats());
+    }
+    assert!(a.stats().uncorrectable_reads > 5 && a.stats().corrected_reads > 5);
+}
+
 #[test]
 fn endurance_limit_fails_erase() {
     let mut cfg = small();

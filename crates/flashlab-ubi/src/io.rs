@@ -57,6 +57,39 @@ impl Ubi {
         }
     }
 
+    /// [`Ubi::leb_read`] of `len` bytes handed to `visit` (offset in the
+    /// read, bytes) in order instead of copied into a buffer (`Nand::read_with`):
+    /// the same operations, retries and scrubbing. A retried read starts over
+    /// at offset 0.
+    pub fn leb_read_with(
+        &mut self,
+        vol: u32,
+        lnum: u32,
+        offs: u32,
+        len: usize,
+        cause: Cause,
+        visit: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<(), UbiError> {
+        self.check_range(vol, lnum, offs, len, false)?;
+        let Some(p) = self.peb_of(vol, lnum)? else {
+            visit(0, &vec![0xFF; len]);
+            return Ok(());
+        };
+        let mut tries = 0;
+        loop {
+            match self.nand.read_with(p, self.geo.data_offset + offs, len, cause, visit) {
+                Ok(info) => {
+                    if info.corrected_pages > 0 && self.cfg.scrub && !self.in_wl {
+                        self.scrub(vol, lnum)?;
+                    }
+                    return Ok(());
+                }
+                Err(MtdError::Uncorrectable { .. }) if tries < self.cfg.read_retries => tries += 1,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
     /// Writes page-aligned data into the unwritten part of an LEB, mapping
     /// it first if needed. Program failures are recovered onto a new PEB.
     pub fn leb_write(&mut self, vol: u32, lnum: u32, offs: u32, data: &[u8], cause: Cause) -> Result<(), UbiError> {

@@ -160,6 +160,43 @@ fn scrubbing_relocates_after_corrected_bitflips() {
     assert!(ubi.stats().scrubs > 0);
 }
 
+/// `leb_read_with` sees what `leb_read` copies, with the same retries,
+/// scrubbing and counters: two clones of one volume read in step.
+#[test]
+fn leb_read_with_sees_what_leb_read_copies() {
+    let mut s = NandSettings::small(32, 16, 2048);
+    s.faults.bitflip_per_read = 0.2;
+    s.faults.uncorrectable_per_read = 0.2;
+    let cfg = UbiSettings { read_retries: 1, ..UbiSettings::default() };
+    let volume = || {
+        let mut u = Ubi::format(Nand::new(s.clone()), cfg.clone()).unwrap();
+        let vol = u.create_volume("v", 0).unwrap();
+        for l in 0..3 {
+            let data: Vec<u8> = (0..3 * 2048u32).map(|i| (i * 13 + l) as u8).collect();
+            u.leb_write(vol, l, 0, &data, Cause::Data).unwrap();
+        }
+        (u, vol)
+    };
+    let ((mut a, vol), (mut b, _)) = (volume(), volume());
+    for i in 0..200u32 {
+        let (lnum, offs, len) = (i % 5, i * 40 % 4000, (i * 97 % 2500) as usize);
+        let mut buf = vec![0u8; len];
+        let ra = a.leb_read(vol, lnum, offs, &mut buf, Cause::Data);
+        let mut seen = Vec::new();
+        let rb = b.leb_read_with(vol, lnum, offs, len, Cause::Data, &mut |at, part| {
+            seen.truncate(at);
+            seen.extend_from_slice(part);
+        });
+        assert_eq!(ra, rb, "read {i}");
+        if ra.is_ok() {
+            assert_eq!(seen, buf, "read {i}");
+        }
+        assert_eq!(a.stats(), b.stats());
+        assert_eq!(a.nand().stats(), b.nand().stats());
+    }
+    assert!(a.nand().stats().uncorrectable_reads > 5 && a.stats().scrubs > 0);
+}
+
 #[test]
 fn program_and_erase_failures_are_survived() {
     let mut s = NandSettings::small(64, 16, 2048);
