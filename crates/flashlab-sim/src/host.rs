@@ -19,23 +19,9 @@ pub(crate) struct Done {
 
 impl Engine<'_> {
     #[inline]
-    fn first_page(&self, req: &Request) -> Option<u64> {
+    pub(crate) fn first_page(&self, req: &Request) -> Option<u64> {
         let span = self.map.span(req).ok()?;
         Some(self.map.page(span, 0, req.device))
-    }
-
-    #[inline]
-    pub(crate) fn prefetch_map(&self, req: &Request) {
-        if let Some(lpn) = self.first_page(req) {
-            self.ftl.prefetch_map(lpn);
-        }
-    }
-
-    #[inline]
-    pub(crate) fn prefetch_page(&self, req: &Request) {
-        if let Some(lpn) = self.first_page(req) {
-            self.ftl.prefetch_page(lpn);
-        }
     }
 
     /// Serve one request: every page through the FTL, then (timed runs) its NAND operations.
