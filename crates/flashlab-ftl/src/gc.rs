@@ -232,9 +232,7 @@ impl PageFtl {
         let mut moved = 0u64;
         // The victim's bits do not change until `invalidate_block` after the loop.
         let mut cur = self.nand.valid_cursor(victim, from);
-        // Without content tags or a moved-page list, a run moves in `move_run`; a timed
-        // run then logs the run's (read, program) pairs from a second walk of the cursor.
-        let plain = !self.s.track_content && self.moved.is_none();
+        let plain = !self.record_ops && !self.s.track_content && self.moved.is_none();
         let mut next = self.nand.next_valid_at(&mut cur);
         while let Some(mut page) = next {
             let mut block = self.open[open];
@@ -244,12 +242,8 @@ impl PageFtl {
             let wp = self.nand.write_pointer(block);
             let base = self.nand.first_page(block) + wp;
             if plain {
-                let again = cur;
                 let n;
                 (n, next) = move_run(&mut self.p2l, &mut self.l2p, &self.nand, &mut cur, page, base, ppb - wp);
-                if self.record_ops {
-                    log_run(&mut self.ops, &self.nand, again, page, base, n, plane);
-                }
                 self.nand.program_span(block, n, Cause::Gc);
                 moved += n as u64;
                 continue;
@@ -455,29 +449,6 @@ impl PageFtl {
         self.log(OpKind::Erase, cause, self.nand.first_page(block));
         self.role[block as usize] = Role::Free;
         self.free[plane as usize].push_back(block);
-    }
-}
-
-/// The op log of a run `move_run` moved: (read, program) pairs of cause GC in
-/// page order, `page` and the cursor's next `n - 1` valid pages (`again`, the cursor
-/// as the run started: the victim's bits do not change during it) to `base + i`.
-#[inline]
-fn log_run(
-    ops: &mut Vec<FlashOp>,
-    nand: &flashlab_nand::Nand,
-    mut again: flashlab_nand::ValidCursor,
-    mut page: u32,
-    base: u32,
-    n: u32,
-    plane: u32,
-) {
-    ops.reserve(2 * n as usize);
-    for i in 0..n {
-        if i > 0 {
-            page = nand.next_valid_at(&mut again).expect("the run's pages are still valid");
-        }
-        ops.push(FlashOp { kind: OpKind::Read, cause: Cause::Gc, plane, page });
-        ops.push(FlashOp { kind: OpKind::Program, cause: Cause::Gc, plane, page: base + i });
     }
 }
 

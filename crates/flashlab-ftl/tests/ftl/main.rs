@@ -602,29 +602,3 @@ fn a_per_write_feature_turns_plain_writes_off() {
         assert!(!PageFtl::new(g, t).plain_writes_apply());
     }
 }
-
-/// GC moves a victim's pages in runs (`move_run`) unless a per-page feature (content
-/// tags) needs the page-by-page loop; a timed run logs the same (read, program) pairs
-/// either way, in the same order.
-#[test]
-fn gc_runs_log_the_same_ops_as_page_by_page_migration() {
-    let g = geo(2, 64, 16);
-    let mut s = settings(&g, 0.2, VictimPolicy::Greedy);
-    s.strict = false;
-    let (mut runs, mut each) = (PageFtl::new(g, FtlSettings { track_content: false, ..s.clone() }), PageFtl::new(g, s));
-    runs.set_record_ops(true);
-    each.set_record_ops(true);
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
-    let logical = runs.logical_pages();
-    let mut gc_ops = 0;
-    for _ in 0..20_000 {
-        let lpn = rng.next_u64() % logical;
-        runs.write(lpn).unwrap();
-        each.write(lpn).unwrap();
-        let (a, b): (Vec<FlashOp>, Vec<FlashOp>) = (runs.take_ops().collect(), each.take_ops().collect());
-        assert_eq!(a, b);
-        gc_ops += a.iter().filter(|o| o.cause == Cause::Gc).count();
-    }
-    assert!(gc_ops > 10_000, "GC ran: {gc_ops} GC ops");
-    assert_eq!(runs.stats(), each.stats());
-}
