@@ -111,8 +111,10 @@ impl Calendar {
     }
 
     /// Free node `i`; cursors on it move to `instead` (a node before it, or NIL).
+    #[inline]
     fn release(&mut self, i: u32, instead: u32) {
-        self.cursor.iter_mut().filter(|c| **c == i).for_each(|c| *c = instead);
+        // A select, not a branch: which die's cursor sits on `i` is unpredictable.
+        self.cursor.iter_mut().for_each(|c| *c = if *c == i { instead } else { *c });
         self.free.push(i);
     }
 

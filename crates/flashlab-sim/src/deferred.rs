@@ -116,6 +116,7 @@ impl Timeline {
     }
 
     /// Book everything queued on `die`.
+    #[inline]
     pub fn flush_die(&mut self, die: usize) {
         while let Some(d) = self.pending[die].pop_front() {
             self.book(d);

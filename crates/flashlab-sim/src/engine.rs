@@ -1,16 +1,16 @@
 //! The run loop: prefill, warm-up, measured requests; FTL calls; timing; results.
 
 use crate::addr::AddrMap;
+use crate::clock::HostClock;
 use crate::counting::{age_writes, with_writes};
+use crate::lookahead::Lookahead;
 use crate::observe::{Observer, Progress};
-use crate::result::{Latency, RunResult};
+use crate::result::RunResult;
 use crate::settings::{Settings, Source};
 use crate::timing::Timeline;
 use flashlab_ftl::{Ftl, FtlError, Mapping};
 use flashlab_trace::Request;
 use std::borrow::Cow;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
 use std::fmt::Display;
 
 /// Why a run stopped.
@@ -47,26 +47,17 @@ pub(crate) struct Engine<'a> {
     pub(crate) host_pages: [u64; 3],
     pub(crate) buffer_counts: [u64; 3],
 
-    pub(crate) gc_wait_ns_total: u64,
-    pub(crate) gc_blocked_requests: u64,
     pub(crate) s: Cow<'a, Settings>,
     pub(crate) ftl: Ftl,
     pub(crate) map: AddrMap,
     pub(crate) timeline: Option<Timeline>,
-    pub(crate) outstanding: BinaryHeap<Reverse<u64>>,
-    pub(crate) trace_t0: Option<u64>,
-    pub(crate) last_issue: u64,
-    pub(crate) first_issue: Option<u64>,
-    pub(crate) last_done: u64,
-    pub(crate) read_lat: Latency,
-    pub(crate) write_lat: Latency,
+    /// Issue times, completions, latency statistics (timed runs).
+    pub(crate) clock: HostClock,
     pub(crate) op_counts: [u64; 3],
     pub(crate) shadow: Vec<u32>,
     pub(crate) mark: Option<Mark>,
     pub(crate) checks: crate::checks::InputChecks,
     pub(crate) prewritten_pages: u64,
-    /// Completion of the last non-queued TRIM: no later request starts before it.
-    pub(crate) trim_barrier_ns: u64,
 }
 
 /// Run a synthetic workload described by the settings.
@@ -166,37 +157,13 @@ where
         e.prewritten_pages = e.prewrite_reads(pass)?;
     }
     e.begin()?;
-    // Look ahead a few requests so the FTL's table entries can be prefetched: the
-    // mapping entry AHEAD requests early, the physical page's state three requests early.
-    const AHEAD: usize = 12;
-    let mut window: VecDeque<Result<Request, E>> = VecDeque::with_capacity(AHEAD + 1);
-    let mut requests = requests.fuse();
-    let mut i = 0u64;
+    let mut requests = Lookahead::new(requests);
     let want_records = obs.wants_requests();
-    loop {
-        while window.len() <= AHEAD {
-            let Some(next) = requests.next() else { break };
-            if let Ok(r) = &next {
-                e.prefetch_map(r);
-            }
-            window.push_back(next);
-        }
-        let Some(req) = window.pop_front() else { break };
-        if let Some(Ok(r)) = window.get(2) {
-            e.prefetch_page(r);
-        }
-        let req = req.map_err(|err| SimError::Source(err.to_string()))?;
-        let rec = e.request(&req, i)?;
-        if want_records {
-            obs.request(&e.record(i, &req, rec));
-        }
-        i += 1;
-        if i == s.workload.warmup {
-            e.mark();
-        }
-        if i & 0xFFFF == 0 {
-            obs.progress(i);
-        }
+    if e.pipeline_applies(want_records) {
+        // The FTL on this thread, the timeline on a second one (`crate::pipeline`).
+        e.run_pipelined(&mut requests, obs)?;
+    } else {
+        e.run_requests(&mut requests, obs, want_records)?;
     }
     if e.mark.is_none() {
         e.mark();
@@ -209,6 +176,35 @@ where
 }
 
 impl<'a> Engine<'a> {
+    /// Serve every request of `requests` in order (timing, if on, on this thread).
+    fn run_requests<I, E>(
+        &mut self,
+        requests: &mut Lookahead<I, E>,
+        obs: &mut dyn Observer,
+        want_records: bool,
+    ) -> Result<(), SimError>
+    where
+        I: Iterator<Item = Result<Request, E>>,
+        E: Display,
+    {
+        let mut i = 0u64;
+        while let Some(req) = requests.next(self) {
+            let req = req.map_err(|err| SimError::Source(err.to_string()))?;
+            let rec = self.request(&req, i)?;
+            if want_records {
+                obs.request(&self.record(i, &req, rec));
+            }
+            i += 1;
+            if i == self.s.workload.warmup {
+                self.mark();
+            }
+            if i & 0xFFFF == 0 {
+                obs.progress(i);
+            }
+        }
+        Ok(())
+    }
+
     /// A fresh engine with the device prepared as configured (prefill, aging), measuring
     /// from the start when there is no warm-up. Shared by [`run_observed`] and [`crate::Ssd`].
     pub(crate) fn start(s: Cow<'a, Settings>) -> Result<Self, SimError> {
@@ -247,21 +243,12 @@ impl<'a> Engine<'a> {
                 device_count,
             },
             timeline: s.timing.map(|t| Timeline::new(&s.geometry, t)),
-            outstanding: BinaryHeap::new(),
-            trace_t0: None,
-            last_issue: 0,
-            first_issue: None,
-            last_done: 0,
-            read_lat: Latency::new(),
-            write_lat: Latency::new(),
+            clock: HostClock::new(s.workload.arrival),
             op_counts: [0; 3],
             shadow: if track { vec![0; s.ftl.logical_pages as usize] } else { Vec::new() },
             mark: None,
             checks: crate::checks::InputChecks::new(),
             prewritten_pages: 0,
-            trim_barrier_ns: 0,
-            gc_wait_ns_total: 0,
-            gc_blocked_requests: 0,
             buffer: (s.buffer_pages > 0).then(|| crate::buffer::WriteBuffer::new(s.buffer_pages as usize)),
             host_pages: [0; 3],
             buffer_counts: [0; 3],
@@ -320,15 +307,10 @@ impl<'a> Engine<'a> {
             Some(t) => (t.die_busy_ns.clone(), t.chan_busy_ns.clone()),
             None => (Vec::new(), Vec::new()),
         };
-        self.read_lat = Latency::new();
-        self.write_lat = Latency::new();
+        self.clock.reset_stats();
         self.op_counts = [0; 3];
-        self.first_issue = None;
-        self.gc_wait_ns_total = 0;
         self.host_pages = [0; 3];
         self.buffer_counts = [0; 3];
-
-        self.gc_blocked_requests = 0;
         self.checks = crate::checks::InputChecks::new();
         self.mark = Some(Mark {
             nand: *self.ftl.nand().counters(),

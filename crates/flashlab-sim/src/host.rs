@@ -1,13 +1,12 @@
 //! Host requests: issue times, page-by-page FTL calls, content checks, completion.
 
+use crate::addr::PageSpan;
 use crate::buffer::Buffered;
 use crate::engine::{Engine, SimError};
 use crate::observe::RequestRecord;
-use crate::settings::Arrival;
 use flashlab_ftl::Mapping;
 use flashlab_ftl::ReadOutcome;
 use flashlab_trace::{Op, Request};
-use std::cmp::Reverse;
 
 /// Timing outcome of one request.
 #[derive(Clone, Copy, Debug, Default)]
@@ -19,60 +18,25 @@ pub(crate) struct Done {
 }
 
 impl Engine<'_> {
-    /// Issue time of a request (ns): closed loop from completions, open loop from arrivals.
-    fn issue_time(&mut self, req: &Request) -> u64 {
-        let t = match self.s.workload.arrival {
-            Arrival::Closed { queue_depth } if self.outstanding.len() < queue_depth as usize => self.last_issue,
-            Arrival::Closed { .. } => self.outstanding.pop().map_or(0, |Reverse(t)| t),
-            Arrival::Fixed { .. } | Arrival::Poisson { .. } => req.time_ns,
-            Arrival::Trace { time_scale } => {
-                let t0 = *self.trace_t0.get_or_insert(req.time_ns);
-                (req.time_ns.saturating_sub(t0) as f64 * time_scale) as u64
-            }
-        };
-        // Requests are served in arrival order: a timestamp that goes back is held at the previous one.
-        self.last_issue = t.max(self.last_issue);
-        self.last_issue
-    }
-
     #[inline]
-    fn first_page(&self, req: &Request) -> Option<u64> {
+    pub(crate) fn first_page(&self, req: &Request) -> Option<u64> {
         let span = self.map.span(req).ok()?;
         Some(self.map.page(span, 0, req.device))
-    }
-
-    #[inline]
-    pub(crate) fn prefetch_map(&self, req: &Request) {
-        if let Some(lpn) = self.first_page(req) {
-            self.ftl.prefetch_map(lpn);
-        }
-    }
-
-    #[inline]
-    pub(crate) fn prefetch_page(&self, req: &Request) {
-        if let Some(lpn) = self.first_page(req) {
-            self.ftl.prefetch_page(lpn);
-        }
     }
 
     /// Serve one request: every page through the FTL, then (timed runs) its NAND operations.
     #[inline]
     pub(crate) fn request(&mut self, req: &Request, index: u64) -> Result<Done, SimError> {
-        let capacity = self.s.ftl.logical_pages;
-        let span = self.map.span(req).map_err(|page| SimError::Overflow { index, page, capacity })?;
-        if span.count > self.map.range() {
-            return Err(SimError::TooLong { index, pages: span.count, capacity: self.map.range() });
-        }
-        self.checks.observe(req.time_ns, span.first + span.count > self.map.range());
+        let span = self.span_of(req, index)?;
         let timed = self.timeline.is_some();
-        let issue = if timed { self.issue_time(req) } else { 0 };
+        let issue = if timed { self.clock.issue_time(req.time_ns) } else { 0 };
         if timed && req.op == Op::Trim {
             let d = self.timed_trim(span, req, issue)?;
             self.complete(req.op, d);
             return Ok(d);
         }
         // A non-queued TRIM in progress holds every later request back (`crate::trim`).
-        let start = issue.max(self.trim_barrier_ns);
+        let start = issue.max(self.clock.trim_barrier_ns);
         if timed {
             self.background_gc(start)?;
         }
@@ -95,9 +59,21 @@ impl Engine<'_> {
         Ok(d)
     }
 
+    /// The logical pages of request `index`, checked, and counted by the input checks.
+    #[inline]
+    pub(crate) fn span_of(&mut self, req: &Request, index: u64) -> Result<PageSpan, SimError> {
+        let capacity = self.s.ftl.logical_pages;
+        let span = self.map.span(req).map_err(|page| SimError::Overflow { index, page, capacity })?;
+        if span.count > self.map.range() {
+            return Err(SimError::TooLong { index, pages: span.count, capacity: self.map.range() });
+        }
+        self.checks.observe(req.time_ns, span.first + span.count > self.map.range());
+        Ok(span)
+    }
+
     /// A host page write, through the DRAM buffer if there is one.
     #[inline]
-    fn host_write(&mut self, lpn: u64) -> Result<(), SimError> {
+    pub(crate) fn host_write(&mut self, lpn: u64) -> Result<(), SimError> {
         self.host_pages[1] += 1;
         let Some(buf) = &mut self.buffer else { return self.write(lpn) };
         match buf.write(lpn) {
@@ -111,7 +87,7 @@ impl Engine<'_> {
         Ok(())
     }
 
-    fn host_read(&mut self, lpn: u64) -> Result<(), SimError> {
+    pub(crate) fn host_read(&mut self, lpn: u64) -> Result<(), SimError> {
         self.host_pages[0] += 1;
         if self.buffer.as_mut().is_some_and(|b| b.read(lpn)) {
             self.buffer_counts[1] += 1;
@@ -161,29 +137,21 @@ impl Engine<'_> {
     }
 
     #[inline]
-    fn complete(&mut self, op: Op, d: Done) {
+    pub(crate) fn complete(&mut self, op: Op, d: Done) {
+        self.count_op(op);
+        if self.timeline.is_some() {
+            self.clock.complete(op, d);
+        }
+    }
+
+    /// Count a served request by its op.
+    #[inline]
+    pub(crate) fn count_op(&mut self, op: Op) {
         self.op_counts[match op {
             Op::Read => 0,
             Op::Write => 1,
             Op::Trim => 2,
         }] += 1;
-        if self.timeline.is_none() {
-            return;
-        }
-        if let Arrival::Closed { .. } = self.s.workload.arrival {
-            self.outstanding.push(Reverse(d.done_ns));
-        }
-        self.first_issue.get_or_insert(d.issue_ns);
-        self.last_done = self.last_done.max(d.done_ns);
-        if d.gc_wait_ns > 0 {
-            self.gc_blocked_requests += 1;
-            self.gc_wait_ns_total += d.gc_wait_ns;
-        }
-        match op {
-            Op::Read => self.read_lat.record(d.done_ns - d.issue_ns),
-            Op::Write => self.write_lat.record(d.done_ns - d.issue_ns),
-            Op::Trim => {}
-        }
     }
 
     /// The record an observer sees for request `index`.

@@ -34,10 +34,10 @@ impl Engine<'_> {
             erase_count_max: emax,
             erase_count_mean: emean,
             erase_count_stddev: esd,
-            read_latency_us_mean: self.read_lat.mean_us(),
-            read_latency_us_p99: self.read_lat.quantile_us(0.99),
-            write_latency_us_mean: self.write_lat.mean_us(),
-            write_latency_us_p99: self.write_lat.quantile_us(0.99),
+            read_latency_us_mean: self.clock.read_lat.mean_us(),
+            read_latency_us_p99: self.clock.read_lat.quantile_us(0.99),
+            write_latency_us_mean: self.clock.write_lat.mean_us(),
+            write_latency_us_p99: self.clock.write_lat.quantile_us(0.99),
             iops: timed.iops,
             sim_time_s: timed.sim_time_s,
             wall_time_s: 0.0,
@@ -69,12 +69,12 @@ impl Engine<'_> {
             nand_program_pages_other: nand.get(OpKind::Program, Cause::Other),
             logical_pages: self.s.ftl.logical_pages,
             physical_pages: self.s.geometry.pages() as u64,
-            read_latency_us_p50: self.read_lat.quantile_us(0.5),
-            read_latency_us_p999: self.read_lat.quantile_us(0.999),
-            read_latency_us_max: self.read_lat.max_us(),
-            write_latency_us_p50: self.write_lat.quantile_us(0.5),
-            write_latency_us_p999: self.write_lat.quantile_us(0.999),
-            write_latency_us_max: self.write_lat.max_us(),
+            read_latency_us_p50: self.clock.read_lat.quantile_us(0.5),
+            read_latency_us_p999: self.clock.read_lat.quantile_us(0.999),
+            read_latency_us_max: self.clock.read_lat.max_us(),
+            write_latency_us_p50: self.clock.write_lat.quantile_us(0.5),
+            write_latency_us_p999: self.clock.write_lat.quantile_us(0.999),
+            write_latency_us_max: self.clock.write_lat.max_us(),
             bandwidth_mib_s: timed.bandwidth_mib_s,
             die_utilization_mean: timed.die_util,
             die_utilization_max: timed.die_util_max,
@@ -88,8 +88,8 @@ impl Engine<'_> {
                 .timeline
                 .as_ref()
                 .map_or(0, |t| t.gc_transfers_deferred - mark.gc_transfers_deferred),
-            gc_blocked_requests: self.gc_blocked_requests,
-            gc_blocked_s_total: self.timeline.as_ref().map(|_| self.gc_wait_ns_total as f64 / 1e9),
+            gc_blocked_requests: self.clock.gc_blocked_requests,
+            gc_blocked_s_total: self.timeline.as_ref().map(|_| self.clock.gc_wait_ns_total as f64 / 1e9),
             copyback_pages: self.timeline.as_ref().map_or(0, |t| t.copybacks - mark.copybacks),
             buffer_write_hits: self.buffer_counts[0],
             buffer_read_hits: self.buffer_counts[1],
@@ -119,11 +119,11 @@ impl Engine<'_> {
     }
 
     fn timing_summary(&self, requests: u64, host_pages: u64) -> Timed {
-        let (Some(tl), Some(first)) = (&self.timeline, self.first_issue) else {
+        let (Some(tl), Some(first)) = (&self.timeline, self.clock.first_issue) else {
             return Timed::default();
         };
         let mark = self.mark.as_ref().expect("measurement started");
-        let span_ns = self.last_done.saturating_sub(first).max(1) as f64;
+        let span_ns = self.clock.last_done.saturating_sub(first).max(1) as f64;
         let util = |now: &[u64], then: &[u64]| -> (f64, f64) {
             let u: Vec<f64> = now.iter().zip(then).map(|(n, t)| (n - t) as f64 / span_ns).collect();
             (u.iter().sum::<f64>() / u.len().max(1) as f64, u.iter().copied().fold(0.0, f64::max))

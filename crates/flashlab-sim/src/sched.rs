@@ -6,8 +6,9 @@
 use crate::engine::{Engine, SimError};
 use crate::merge_run::is_merge;
 use crate::settings::GcMode;
-use flashlab_ftl::GcStep;
+use crate::timing::Timeline;
 use flashlab_ftl::Mapping;
+use flashlab_ftl::{FlashOp, GcStep};
 use flashlab_nand::{Cause, OpKind};
 
 impl Engine<'_> {
@@ -19,52 +20,8 @@ impl Engine<'_> {
     #[inline]
     pub(crate) fn schedule(&mut self, issue: u64) -> (u64, u64) {
         let tl = self.timeline.as_mut().expect("timed run");
-        let runs = tl.books_migration_runs();
-        let (mut host_done, mut wait) = (issue, 0);
-        // Foreground FTL work logged before the host operation of this call is on the
-        // request's critical path: the host operation is ready only when it ends.
-        let (mut ready, mut host_seen) = (issue, false);
         let drain = self.ftl.take_ops();
-        let ops = drain.as_slice();
-        let mut i = 0;
-        while let Some(&op) = ops.get(i) {
-            if runs && op.cause == Cause::Gc {
-                // A GC victim's migrations on one die, in one pass (`crate::migrate_run`).
-                let n = tl.book_migration_run(&ops[i..], host_done);
-                if n > 0 {
-                    i += n;
-                    continue;
-                }
-            }
-            if runs && is_merge(op.cause) {
-                // A hybrid merge's operations on one die, in one pass (`crate::merge_run`).
-                let fg = !host_seen;
-                let (n, end) = tl.book_merge_run(&ops[i..], fg.then_some(issue), if fg { ready } else { host_done });
-                if n > 0 {
-                    if fg {
-                        ready = end;
-                        host_done = host_done.max(end);
-                    }
-                    i += n;
-                    continue;
-                }
-            }
-            let migration = op.kind == OpKind::Read && op.cause != Cause::Host;
-            let program =
-                ops.get(i + 1).filter(|p| migration && p.kind == OpKind::Program && p.cause == op.cause).copied();
-            i += 1 + program.is_some() as usize;
-            if op.cause == Cause::Host {
-                host_done = host_done.max(tl.host_at(&op, None, issue, ready));
-                wait = wait.max(tl.last_gc_wait_ns);
-                host_seen = true;
-            } else if !host_seen && foreground(op.cause) {
-                ready = tl.host_at(&op, program.as_ref(), issue, ready);
-                host_done = host_done.max(ready);
-            } else {
-                tl.gc(op, program, host_done);
-            }
-        }
-        (host_done, wait)
+        schedule_ops(tl, drain.as_slice(), issue)
     }
 
     /// Preemptible GC: before a request issued at `until`, let every plane that wants
@@ -103,4 +60,53 @@ impl Engine<'_> {
 #[inline]
 fn foreground(cause: Cause) -> bool {
     matches!(cause, Cause::Mapping | Cause::Merge | Cause::Padding)
+}
+
+/// Schedule `ops`, the operations one FTL call issued for a request issued at `issue`
+/// ([`Engine::schedule`]; a pipelined run calls it on the timing thread).
+#[inline]
+pub(crate) fn schedule_ops(tl: &mut Timeline, ops: &[FlashOp], issue: u64) -> (u64, u64) {
+    let runs = tl.books_migration_runs();
+    let (mut host_done, mut wait) = (issue, 0);
+    // Foreground FTL work logged before the host operation of this call is on the
+    // request's critical path: the host operation is ready only when it ends.
+    let (mut ready, mut host_seen) = (issue, false);
+    let mut i = 0;
+    while let Some(&op) = ops.get(i) {
+        if runs && op.cause == Cause::Gc {
+            // A GC victim's migrations on one die, in one pass (`crate::migrate_run`).
+            let n = tl.book_migration_run(&ops[i..], host_done);
+            if n > 0 {
+                i += n;
+                continue;
+            }
+        }
+        if runs && is_merge(op.cause) {
+            // A hybrid merge's operations on one die, in one pass (`crate::merge_run`).
+            let fg = !host_seen;
+            let (n, end) = tl.book_merge_run(&ops[i..], fg.then_some(issue), if fg { ready } else { host_done });
+            if n > 0 {
+                if fg {
+                    ready = end;
+                    host_done = host_done.max(end);
+                }
+                i += n;
+                continue;
+            }
+        }
+        let migration = op.kind == OpKind::Read && op.cause != Cause::Host;
+        let program = ops.get(i + 1).filter(|p| migration && p.kind == OpKind::Program && p.cause == op.cause).copied();
+        i += 1 + program.is_some() as usize;
+        if op.cause == Cause::Host {
+            host_done = host_done.max(tl.host_at(&op, None, issue, ready));
+            wait = wait.max(tl.last_gc_wait_ns);
+            host_seen = true;
+        } else if !host_seen && foreground(op.cause) {
+            ready = tl.host_at(&op, program.as_ref(), issue, ready);
+            host_done = host_done.max(ready);
+        } else {
+            tl.gc(op, program, host_done);
+        }
+    }
+    (host_done, wait)
 }

@@ -89,9 +89,9 @@ impl Ssd {
     /// buffer every write is already on flash and the flush completes at once.
     pub fn flush(&mut self, at_ns: u64) -> Result<Option<u64>, SimError> {
         let timed = self.e.timeline.is_some();
-        let issue = at_ns.max(self.e.last_issue).max(self.e.trim_barrier_ns);
+        let issue = at_ns.max(self.e.clock.last_issue).max(self.e.clock.trim_barrier_ns);
         if timed {
-            self.e.last_issue = issue;
+            self.e.clock.last_issue = issue;
             self.e.background_gc(issue)?;
         }
         let mut done = issue;
@@ -103,7 +103,7 @@ impl Ssd {
             }
         }
         if timed {
-            self.e.last_done = self.e.last_done.max(done);
+            self.e.clock.last_done = self.e.clock.last_done.max(done);
         }
         Ok(timed.then_some(done))
     }

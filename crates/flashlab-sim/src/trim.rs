@@ -30,10 +30,7 @@ impl Engine<'_> {
     /// Serve a TRIM request issued at `issue` on a timed device.
     pub(crate) fn timed_trim(&mut self, span: PageSpan, req: &Request, issue: u64) -> Result<Done, SimError> {
         let t = self.timeline.as_ref().expect("timed run").t;
-        let start = match t.trim_queued {
-            true => issue.max(self.trim_barrier_ns),
-            false => issue.max(self.last_done).max(self.trim_barrier_ns),
-        };
+        let start = self.clock.trim_start(&t, issue);
         self.background_gc(start)?;
         let unmap_start = start + t.trim_command_ns;
         let (mut mapped, mut nand_done) = (0u64, unmap_start);
@@ -43,10 +40,7 @@ impl Engine<'_> {
             self.host_trim(lpn)?;
             nand_done = nand_done.max(self.schedule(unmap_start).0);
         }
-        let done = nand_done.max(unmap_start + mapped * t.trim_page_ns);
-        if !t.trim_queued {
-            self.trim_barrier_ns = done;
-        }
+        let done = self.clock.trim_done(&t, unmap_start, nand_done, mapped);
         Ok(Done { issue_ns: issue, done_ns: done, gc_wait_ns: 0, pages: span.count })
     }
 }

@@ -8,6 +8,8 @@ use flashlab_trace::{Op, Request};
 mod golden;
 #[path = "sim/mapping.rs"]
 mod mapping;
+#[path = "sim/pipeline.rs"]
+mod pipeline;
 mod timing;
 #[path = "sim/trim.rs"]
 mod trim;
