@@ -1,5 +1,6 @@
 //! Data-node compression: none, LZ4, zlib, zstd.
 
+use crate::lz4_memo::TailMemo;
 use serde::Deserialize;
 
 /// Compression of 4 KiB data blocks.
@@ -33,13 +34,24 @@ impl Compression {
     }
 }
 
+thread_local! {
+    /// The last LZ4 block's tail and its summary (`lz4_memo.rs`): scratch
+    /// state only, every answer is exactly the probe's.
+    static LZ4_MEMO: std::cell::RefCell<TailMemo> = const { std::cell::RefCell::new(TailMemo::new()) };
+}
+
+/// `finds_no_match` through this thread's tail memo.
+fn lz4_finds_no_match(data: &[u8]) -> bool {
+    LZ4_MEMO.with(|m| m.borrow_mut().finds_no_match(data))
+}
+
 /// Compresses; falls back to `None` when it does not shrink the data.
 pub fn compress(c: Compression, data: &[u8]) -> (Compression, Vec<u8>) {
     let out = match c {
         Compression::None => None,
         // No match: lz4_flex would emit every byte as a literal plus a token, longer
         // than `data`, so the rule below would store it plain; skip the encoder.
-        Compression::Lz4 if crate::lz4_probe::finds_no_match(data) => None,
+        Compression::Lz4 if lz4_finds_no_match(data) => None,
         Compression::Lz4 => Some(lz4_flex::block::compress(data)),
         Compression::Zlib => zlib(data),
         Compression::Zstd => zstd::bulk::compress(data, 1).ok(),

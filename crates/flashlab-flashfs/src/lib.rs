@@ -31,6 +31,7 @@ mod journal;
 mod key;
 mod layout;
 mod lprops;
+mod lz4_memo;
 mod lz4_probe;
 mod measured;
 

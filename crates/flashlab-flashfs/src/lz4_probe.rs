@@ -21,25 +21,31 @@
 //! directions against lz4_flex's output.
 
 /// `MFLIMIT`: the last match starts at least this many bytes before the end.
-const MFLIMIT: usize = 12;
+pub(crate) const MFLIMIT: usize = 12;
 /// `LZ4_MIN_LENGTH`: shorter inputs are one literal run without any search.
 const MIN_LENGTH: usize = MFLIMIT + 1;
 /// `INCREASE_STEPSIZE_BITSHIFT`: the step grows by one every 32 misses.
-const SKIP_SHIFT: usize = 5;
+pub(crate) const SKIP_SHIFT: usize = 5;
 /// `HashTable4KU16` entries; its index is the 16-bit hash shifted right by 4.
-const TABLE: usize = 4096;
+pub(crate) const TABLE: usize = 4096;
 
 /// The 4-byte word at `at` (lz4_flex's `get_batch`, native endian).
 #[inline(always)]
-fn word(data: &[u8], at: usize) -> u32 {
+pub(crate) fn word(data: &[u8], at: usize) -> u32 {
     u32::from_ne_bytes(data[at..at + 4].try_into().expect("4 bytes"))
 }
 
 /// `HashTable4KU16`'s slot of a word: `hash` (Knuth's multiplier, top 16 bits),
 /// then `>> HASHTABLE_BIT_SHIFT_4K`.
 #[inline(always)]
-fn slot(word: u32) -> usize {
+pub(crate) fn slot(word: u32) -> usize {
     (word.wrapping_mul(2_654_435_761) >> 16) as usize >> 4
+}
+
+/// Whether [`finds_no_match`] replays the encoder for a block of `n` bytes
+/// (shorter blocks skip the search, longer ones use another table).
+pub(crate) fn replayed(n: usize) -> bool {
+    (MIN_LENGTH..u16::MAX as usize).contains(&n)
 }
 
 /// True when lz4_flex's block encoder would find no match in `data`, so that
@@ -48,7 +54,7 @@ fn slot(word: u32) -> usize {
 /// long for the 16-bit table): then ask the encoder.
 pub(crate) fn finds_no_match(data: &[u8]) -> bool {
     let n = data.len();
-    if !(MIN_LENGTH..u16::MAX as usize).contains(&n) {
+    if !replayed(n) {
         return false;
     }
     // Position 0 is put into the table (its value, 0, is the table's initial one).
@@ -77,7 +83,7 @@ pub(crate) fn finds_no_match(data: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -86,7 +92,7 @@ mod tests {
         1 + if n >= 15 { (n - 15) / 255 + 1 } else { 0 } + n
     }
 
-    fn agrees(data: &[u8]) -> Result<(), TestCaseError> {
+    pub(crate) fn agrees(data: &[u8]) -> Result<(), TestCaseError> {
         let out = lz4_flex::block::compress(data);
         let all_literals = out.len() == literal_run(data.len()) && out.ends_with(data);
         if finds_no_match(data) {
@@ -99,7 +105,7 @@ mod tests {
     }
 
     /// Bytes from a small alphabet repeat often (matches), a large one rarely.
-    fn block() -> impl Strategy<Value = Vec<u8>> {
+    pub(crate) fn block() -> impl Strategy<Value = Vec<u8>> {
         (0usize..5000, any::<u64>(), 1u32..=256, 0usize..4).prop_map(|(len, seed, alphabet, copies)| {
             let mut x = seed | 1;
             let mut v: Vec<u8> = (0..len)

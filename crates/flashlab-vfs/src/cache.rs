@@ -4,18 +4,18 @@
 //! pages reach the file system only at writeback (`writeback.rs`). Data of
 //! a file deleted before writeback is dropped and never reaches flash.
 //!
-//! Pages live in 4 KiB frames allocated 1 MiB at a time (`frames.rs`); a map finds a page's
-//! frame, per-inode ordered sets list the dirty pages of each inode, and the
-//! clean pages wait for reclaim in a list threaded through per-frame arrays
-//! (`lru.rs`).
+//! Pages live in 4 KiB frames allocated 1 MiB at a time (`frames.rs`); each
+//! inode's page map (`pagemap.rs`) finds a page's frame and says which pages
+//! are dirty, and the clean pages wait for reclaim in a list threaded through
+//! per-frame arrays (`lru.rs`).
 
 use crate::frames::{Frames, CHUNK_PAGES};
-use crate::lru::{IntMap, Lru, PageKey, PageMap};
+use crate::lru::{IntMap, Lru, PageKey};
+use crate::pagemap::FileMap;
 use crate::readahead::{self, RaRead, RaState};
 use crate::settings::CacheSettings;
 use crate::types::{DirEntry, Errno, Fd, FileSystem, Stat, StatFs, PAGE_BYTES};
 use serde::Serialize;
-use std::collections::BTreeSet;
 
 const PAGE: usize = PAGE_BYTES as usize;
 /// budget.c: rounds `make_free_space` repeats after the first.
@@ -93,10 +93,8 @@ pub(crate) struct CInode {
     pub dirtied_ns: Option<u64>,
     pub open: u32,
     pub unlinked: bool,
-    /// Dirty page indices.
-    pub dirty_pages: BTreeSet<u64>,
-    /// Every cached page index (clean or dirty).
-    pub cached: BTreeSet<u64>,
+    /// Every cached page (clean or dirty): index → (frame, dirty).
+    pub pages: FileMap,
 }
 
 /// Linux's page cache over a file system.
@@ -108,8 +106,6 @@ pub struct PageCache<F: FileSystem> {
     frames: Frames,
     frame_count: usize,
     free: Vec<usize>,
-    /// (inode, page index) → (frame, dirty).
-    pages: PageMap,
     /// Clean pages by last use (for reclaim).
     lru: Lru,
     pub(crate) inodes: IntMap<u32, CInode>,
@@ -134,7 +130,6 @@ impl<F: FileSystem> PageCache<F> {
             frames: Frames::default(),
             frame_count: 0,
             free: Vec::new(),
-            pages: PageMap::default(),
             lru: Lru::new(),
             inodes: IntMap::default(),
             fds: IntMap::default(),
@@ -236,9 +231,15 @@ impl<F: FileSystem> PageCache<F> {
 
     // ---- pages ----
 
+    /// (frame, dirty) of a cached page.
+    #[inline]
+    fn page(&self, key: PageKey) -> Option<(usize, bool)> {
+        self.inodes.get(&key.0)?.pages.get(key.1)
+    }
+
     /// A use of the page: a clean page becomes the most recently used.
     fn touch(&mut self, key: PageKey) {
-        if let Some(&(f, dirty)) = self.pages.get(&key) {
+        if let Some((f, dirty)) = self.page(key) {
             self.touch_frame(f, key, dirty);
         }
     }
@@ -279,9 +280,8 @@ impl<F: FileSystem> PageCache<F> {
             self.write_back_oldest(Reason::Pressure)?;
         }
         let Some((f, key)) = self.lru.pop_front() else { return Err(Errno::ENOSPC.into()) };
-        self.pages.remove(&key);
         if let Some(ino) = self.inodes.get_mut(&key.0) {
-            ino.cached.remove(&key.1);
+            ino.pages.remove(key.1);
         }
         self.stats.clean_evictions += 1;
         Ok(f)
@@ -298,7 +298,7 @@ impl<F: FileSystem> PageCache<F> {
     /// Writeback of one page: its first `valid` bytes go to the file
     /// system (nothing for a page not cached or `valid` = 0).
     pub(crate) fn writepage_cached(&mut self, key: PageKey, valid: usize) -> Result<(), F::Error> {
-        let Some(&(f, _)) = self.pages.get(&key) else { return Ok(()) };
+        let Some((f, _)) = self.page(key) else { return Ok(()) };
         if valid == 0 {
             return Ok(());
         }
@@ -308,19 +308,16 @@ impl<F: FileSystem> PageCache<F> {
 
     /// Marks a dirty page clean (after writeback).
     pub(crate) fn mark_clean(&mut self, key: (u32, u64)) {
-        if let Some(p) = self.pages.get_mut(&key) {
-            if p.1 {
-                p.1 = false;
-                self.dirty_pages -= 1;
-                self.fs.release_pages(1);
-            }
+        if self.inodes.get_mut(&key.0).is_some_and(|i| i.pages.set_dirty(key.1, false)) {
+            self.dirty_pages -= 1;
+            self.fs.release_pages(1);
         }
         self.touch(key);
     }
 
     /// Drops a page (truncate, delete); a dirty one never reaches flash.
     fn drop_page(&mut self, key: (u32, u64)) {
-        if let Some((f, dirty)) = self.pages.remove(&key) {
+        if let Some((f, dirty)) = self.inodes.get_mut(&key.0).and_then(|i| i.pages.remove(key.1)) {
             if dirty {
                 self.dirty_pages -= 1;
                 self.stats.dirty_pages_dropped += 1;
@@ -333,10 +330,8 @@ impl<F: FileSystem> PageCache<F> {
 
     /// Drops every page of `inum` at or beyond page `from`.
     fn drop_pages_from(&mut self, inum: u32, from: u64) {
-        let Some(ino) = self.inodes.get_mut(&inum) else { return };
-        let gone = ino.cached.split_off(&from);
-        ino.dirty_pages.split_off(&from);
-        for index in gone {
+        let Some(ino) = self.inodes.get(&inum) else { return };
+        for index in ino.pages.indices_from(from) {
             self.drop_page((inum, index));
         }
     }
@@ -351,7 +346,8 @@ impl<F: FileSystem> PageCache<F> {
     /// unless cached or `fill` says otherwise); returns its frame.
     fn get_page(&mut self, fd: Fd, inum: u32, index: u64, fill: Fill) -> Result<usize, F::Error> {
         let key = (inum, index);
-        if let Some(&(f, dirty)) = self.pages.get(&key) {
+        let Some(ino) = self.inodes.get(&inum) else { return Err(Errno::EBADF.into()) };
+        if let Some((f, dirty)) = ino.pages.get(index) {
             self.stats.page_hits += 1;
             self.touch_frame(f, key, dirty);
             return Ok(f);
@@ -367,9 +363,8 @@ impl<F: FileSystem> PageCache<F> {
         if fill != Fill::Overwritten {
             fr[data.len()..].fill(0);
         }
-        self.pages.insert(key, (f, false));
         if let Some(ino) = self.inodes.get_mut(&inum) {
-            ino.cached.insert(index);
+            ino.pages.insert(index, f);
         }
         self.touch_frame(f, key, false);
         Ok(f)
@@ -385,7 +380,7 @@ impl<F: FileSystem> PageCache<F> {
         // so that ENOSPC leaves the file unchanged (UBIFS budgets page by
         // page in `ubifs_write_begin`, which can end in a short write).
         let (first, last) = (offset / PAGE_BYTES, (end - 1) / PAGE_BYTES);
-        let fresh_dirty = (first..=last).filter(|i| !self.pages.get(&(inum, *i)).is_some_and(|p| p.1)).count() as u64;
+        let fresh_dirty = (first..=last).filter(|i| !self.page((inum, *i)).is_some_and(|p| p.1)).count() as u64;
         self.reserve(fresh_dirty)?;
         let mut budget = fresh_dirty;
         let r = self.copy_in(fd, inum, offset, data, &mut budget);
@@ -477,8 +472,7 @@ impl<F: FileSystem> PageCache<F> {
             } else {
                 Fill::Read
             };
-            self.dirty_page(fd, inum, index, fill, budget)?;
-            let f = self.pages[&(inum, index)].0;
+            let f = self.dirty_page(fd, inum, index, fill, budget)?;
             let src = &data[(pos - offset) as usize..(pos - offset) as usize + e - s];
             self.frame_mut(f)[s..e].copy_from_slice(src);
             pos = index * PAGE_BYTES + e as u64;
@@ -498,9 +492,9 @@ impl<F: FileSystem> PageCache<F> {
 
     /// Makes page `index` present and dirty; a page that was clean takes
     /// one of the write's `budget` pages (or, if writeback cleaned it in the
-    /// meantime, a reservation of its own).
-    fn dirty_page(&mut self, fd: Fd, inum: u32, index: u64, fill: Fill, budget: &mut u64) -> Result<(), F::Error> {
-        let was_dirty = self.pages.get(&(inum, index)).is_some_and(|p| p.1);
+    /// meantime, a reservation of its own). Returns its frame.
+    fn dirty_page(&mut self, fd: Fd, inum: u32, index: u64, fill: Fill, budget: &mut u64) -> Result<usize, F::Error> {
+        let was_dirty = self.page((inum, index)).is_some_and(|p| p.1);
         if !was_dirty {
             if *budget > 0 {
                 *budget -= 1;
@@ -512,21 +506,16 @@ impl<F: FileSystem> PageCache<F> {
         if r.is_err() && !was_dirty {
             self.fs.release_pages(1);
         }
-        r?;
-        let key = (inum, index);
-        if let Some(p) = self.pages.get_mut(&key) {
-            if !p.1 {
-                p.1 = true;
-                self.dirty_pages += 1;
-            }
-            self.lru.unlink(p.0);
-        }
+        let f = r?;
         let now = self.now_ns;
         if let Some(ino) = self.inodes.get_mut(&inum) {
-            ino.dirty_pages.insert(index);
+            if ino.pages.set_dirty(index, true) {
+                self.dirty_pages += 1;
+            }
             ino.dirtied_ns.get_or_insert(now);
         }
-        Ok(())
+        self.lru.unlink(f);
+        Ok(f)
     }
 
     /// `filemap_read`: page by page from the cache; a missing page starts
@@ -544,7 +533,7 @@ impl<F: FileSystem> PageCache<F> {
         let mut pos = offset;
         while pos < end {
             let index = pos / PAGE_BYTES;
-            if !self.pages.contains_key(&(inum, index)) {
+            if self.page((inum, index)).is_none() {
                 self.sync_readahead(fd, inum, index, last - index)?;
             }
             // Read the page alone if read-ahead did not (it is off).
@@ -553,12 +542,14 @@ impl<F: FileSystem> PageCache<F> {
             let mut batch = [(0usize, false); READ_BATCH as usize];
             batch[0] = (f, false);
             let mut len = 1;
-            while index + (len as u64) < last && len < batch.len() {
-                match self.pages.get(&(inum, index + len as u64)) {
-                    Some(&p) => batch[len] = p,
-                    None => break,
+            if let Some(ino) = self.inodes.get(&inum) {
+                while index + (len as u64) < last && len < batch.len() {
+                    match ino.pages.get(index + len as u64) {
+                        Some(p) => batch[len] = p,
+                        None => break,
+                    }
+                    len += 1;
                 }
-                len += 1;
             }
             let tail = index + len as u64 - 1;
             let start_async = self.marked[batch[len - 1].0];
@@ -606,8 +597,8 @@ impl<F: FileSystem> PageCache<F> {
     fn readahead(&mut self, fd: Fd, inum: u32, index: u64, req: u64, marked: bool) -> Result<(), F::Error> {
         let max = self.cfg.read_ahead_pages();
         let Some(mut ra) = self.ra.get(&fd).copied().filter(|_| max > 0) else { return Ok(()) };
-        let pages = &self.pages;
-        let r = readahead::ondemand(&mut ra, max, index, req, marked, |i| pages.contains_key(&(inum, i)));
+        let pages = self.inodes.get(&inum).map(|i| &i.pages);
+        let r = readahead::ondemand(&mut ra, max, index, req, marked, |i| pages.is_some_and(|p| p.contains(i)));
         self.ra.insert(fd, ra);
         match r {
             Some(r) => self.read_window(fd, inum, r),
@@ -629,11 +620,11 @@ impl<F: FileSystem> PageCache<F> {
         self.stats.readahead_windows += 1;
         let mut i = r.start;
         while i < r.start + nr {
-            if self.pages.contains_key(&(inum, i)) {
+            if self.page((inum, i)).is_some() {
                 i += 1;
                 continue;
             }
-            let run = (i..r.start + nr).take_while(|j| !self.pages.contains_key(&(inum, *j))).count() as u64;
+            let run = (i..r.start + nr).take_while(|j| self.page((inum, *j)).is_none()).count() as u64;
             self.read_run(fd, inum, i, run, mark)?;
             i += run;
         }
@@ -653,9 +644,8 @@ impl<F: FileSystem> PageCache<F> {
             let fr = self.frame_mut(f);
             fr[..page.len()].copy_from_slice(page);
             fr[page.len()..].fill(0);
-            self.pages.insert((inum, index), (f, false));
             if let Some(ino) = self.inodes.get_mut(&inum) {
-                ino.cached.insert(index);
+                ino.pages.insert(index, f);
             }
             self.touch_frame(f, (inum, index), false);
             self.marked[f] = mark == Some(index);
@@ -669,7 +659,7 @@ impl<F: FileSystem> PageCache<F> {
     fn truncate_inum(&mut self, inum: u32, size: u64) {
         self.drop_pages_from(inum, size.div_ceil(PAGE_BYTES));
         if size % PAGE_BYTES != 0 {
-            if let Some((f, _)) = self.pages.get(&(inum, size / PAGE_BYTES)).copied() {
+            if let Some((f, _)) = self.page((inum, size / PAGE_BYTES)) {
                 self.frame_mut(f)[(size % PAGE_BYTES) as usize..].fill(0);
             }
         }
@@ -819,7 +809,7 @@ impl<F: FileSystem> FileSystem for PageCache<F> {
     fn fsync(&mut self, fd: Fd) -> Result<(), F::Error> {
         let d = self.enter(0)?;
         let r = self.fd_inum(fd).and_then(|i| {
-            let dirty = self.inodes.get(&i).map_or(0, |n| n.dirty_pages.len() as u64);
+            let dirty = self.inodes.get(&i).map_or(0, |n| n.pages.dirty_count());
             self.fs.fsync_begin(i, dirty);
             self.write_back_inode(i, Reason::Fsync)
         });
@@ -885,9 +875,6 @@ impl<F: FileSystem> FileSystem for PageCache<F> {
     fn drop_caches(&mut self) -> Result<(), F::Error> {
         let clean: Vec<PageKey> = self.lru.keys();
         for key in clean {
-            if let Some(ino) = self.inodes.get_mut(&key.0) {
-                ino.cached.remove(&key.1);
-            }
             self.drop_page(key);
         }
         self.fs.drop_caches()

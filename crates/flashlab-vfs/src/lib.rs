@@ -17,6 +17,7 @@
 mod cache;
 mod frames;
 mod lru;
+mod pagemap;
 mod readahead;
 mod settings;
 mod types;

@@ -1,10 +1,9 @@
-//! The page cache's reclaim order and page lookup, in flat arrays:
+//! The page cache's reclaim order, in flat arrays, and its integer-keyed maps:
 //! - [`Lru`]: clean pages by last use, oldest first, as a doubly linked
 //!   list threaded through per-frame arrays (Linux keeps the inactive list
 //!   as a list through `struct page` the same way): touching, removing and
 //!   reclaiming a page are O(1) and allocate nothing;
-//! - [`PageMap`]: (inode, page index) → (frame, dirty), and the other
-//!   integer-keyed maps of the cache ([`IntMap`]), hashed with a
+//! - [`IntMap`]: the cache's inode, fd and read-ahead maps, hashed with a
 //!   multiplicative hash instead of SipHash: the keys are not adversarial,
 //!   and no result depends on a map's iteration order (the one map the cache
 //!   iterates, its inodes, is sorted by dirtying time and inode first).
@@ -17,9 +16,6 @@ pub(crate) type PageKey = (u32, u64);
 
 /// A map keyed by integers, hashed with [`PageHasher`].
 pub(crate) type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<PageHasher>>;
-
-/// Page lookup: key → (frame, dirty).
-pub(crate) type PageMap = IntMap<PageKey, (usize, bool)>;
 
 /// FxHash's mixing step (rustc's hasher) over the key's integers.
 #[derive(Default, Clone, Copy)]

@@ -25,7 +25,7 @@ impl<F: FileSystem> PageCache<F> {
         let mut v: Vec<(u64, u32)> = self
             .inodes
             .iter()
-            .filter(|(_, i)| !i.unlinked && (i.dirty || !i.dirty_pages.is_empty()))
+            .filter(|(_, i)| !i.unlinked && (i.dirty || i.pages.dirty_count() > 0))
             .filter_map(|(n, i)| i.dirtied_ns.map(|t| (t, *n)))
             .filter(|(t, _)| older_than_ns.map_or(true, |o| *t <= o))
             .collect();
@@ -105,7 +105,8 @@ impl<F: FileSystem> PageCache<F> {
         if ino.unlinked {
             return Ok(());
         }
-        let pages: Vec<u64> = ino.dirty_pages.iter().copied().collect();
+        let mut pages = Vec::new();
+        ino.pages.dirty_indices(&mut pages);
         for index in pages {
             let (size, synced, dirty) = {
                 let i = &self.inodes[&inum];
@@ -119,9 +120,6 @@ impl<F: FileSystem> PageCache<F> {
             }
             self.writepage_cached((inum, index), valid)?;
             self.mark_clean((inum, index));
-            if let Some(i) = self.inodes.get_mut(&inum) {
-                i.dirty_pages.remove(&index);
-            }
             self.count(why);
         }
         if self.inodes.get(&inum).is_some_and(|i| i.dirty) {
