@@ -131,7 +131,7 @@ impl ClosedIndex {
     }
 
     /// A closed block lost a valid page.
-    #[inline]
+    #[inline(always)] // the host write path (`write_plain`) must keep it inlined
     pub(crate) fn on_invalidate(&mut self, plane: u32, block: u32, valid_now: u32) {
         if let Some(bk) = &mut self.buckets {
             if self.entry[block as usize][POS] != NIL {

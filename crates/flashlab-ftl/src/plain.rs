@@ -33,7 +33,9 @@ impl PageFtl {
 
     /// [`Self::write`] (host stream 0, the next plane of the stripe) where
     /// [`Self::plain_writes_apply`] holds. Returns the plane written.
-    #[inline]
+    // `always`: the counting loop's hot call must stay inlined now that DFTL calls it too
+    // (with `#[inline]` alone LLVM outlined it: +4.6 % instructions on counting-wasim).
+    #[inline(always)]
     pub fn write_plain(&mut self, lpn: u64) -> Result<u32, FtlError> {
         debug_assert!(self.plain_writes_apply_with_moved_list());
         if lpn >= self.s.logical_pages {
