@@ -105,7 +105,8 @@ fn cases(quick: bool, scale_divisor: u32) -> Vec<Case> {
     let split = |s: String| s.split_whitespace().map(String::from).collect();
     vec![
         Case { name: "counting-wasim".into(), description: format!("counting mode, 1 plane x {} blocks x 64 pages, spare 0.1, greedy, prefill + 15 x logical capacity uniform writes (wasim.c's work{})", 8192 / scale, if quick { " at 1/8 size" } else { "" }), sets: split(counting), kind: Kind::Synthetic },
-        Case { name: "timed-ssdsim-trace".into(), description: format!("timing on, 8x2x2x2 x 128 blocks x 64 pages x 4 KiB, spare 0.07, prefilled, an SSDsim-format trace of {} 4 KiB writes uniform over 90 % of the space, one every 100 us (parsing included)", 1_000_000 / scale), sets: split(timed), kind: Kind::Trace },
+        Case { name: "timed-ssdsim-trace".into(), description: format!("timing on, 8x2x2x2 x 128 blocks x 64 pages x 4 KiB, spare 0.07, prefilled, an SSDsim-format trace of {} 4 KiB writes uniform over 90 % of the space, one every 100 us (parsing included)", 1_000_000 / scale), sets: split(timed.clone()), kind: Kind::Trace },
+        Case { name: "timed-ssdsim-trace-pipelined".into(), description: format!("timed-ssdsim-trace with timing.pipeline = true (the timeline on a second thread; three threads with the parser) ({} requests)", 1_000_000 / scale), sets: split(format!("{timed} timing.pipeline=true")), kind: Kind::Trace },
     ]
     .into_iter()
     .chain(mapping_cases(scale))

@@ -127,6 +127,10 @@ pub struct RawTiming {
     /// `false` (default): TRIM is non-queued as SATA TRIM was: it waits for the queue to
     /// drain and blocks later requests until it completes; `true`: queued TRIM.
     pub trim_queued: bool,
+    /// Run the timing model on a second thread beside the FTL (`flashlab_sim`'s
+    /// `pipeline.rs`): the same result bit for bit, less wall time only where a core is
+    /// free for it (more CPU time in all): off by default.
+    pub pipeline: bool,
 }
 
 impl Default for RawTiming {
@@ -147,6 +151,7 @@ impl Default for RawTiming {
             trim_command_us: 1000.0,
             trim_page_ns: 1550.0,
             trim_queued: false,
+            pipeline: false,
         }
     }
 }

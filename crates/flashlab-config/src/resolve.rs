@@ -249,6 +249,7 @@ impl RawTiming {
             trim_command_ns: positive_time("timing.trim_command_us", self.trim_command_us, 1e3)?,
             trim_page_ns: positive_time("timing.trim_page_ns", self.trim_page_ns, 1.0)?,
             trim_queued: self.trim_queued,
+            pipeline: self.pipeline,
         };
         Ok(self.enabled.then_some(t))
     }

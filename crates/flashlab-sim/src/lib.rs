@@ -36,6 +36,7 @@ pub mod timing;
 pub use addr::PageSpan;
 pub use engine::{run, run_observed, run_prewrite_observed, run_synthetic, run_synthetic_observed, SimError};
 pub use observe::{Observer, RequestRecord, RunEnd};
+pub use pipeline::pipelined;
 pub use ssd::{Completion, Ssd};
 
 pub use flashlab_trace::Op;

@@ -120,6 +120,7 @@ pub(crate) mod tests {
             trim_command_ns: 0,
             trim_page_ns: 0,
             trim_queued: true,
+            pipeline: false,
         }
     }
 

@@ -88,6 +88,7 @@ fn idle_read_and_program_match_closed_forms() {
         trim_command_ns: 1_000_000,
         trim_page_ns: 1550,
         trim_queued: false,
+        pipeline: false,
     };
     let xfer = 2048 * 25;
     let s = settings(&["timing.command_ns=300", "workload.requests=1"]);
@@ -145,6 +146,7 @@ fn independent_dies_on_different_channels_overlap() {
         trim_command_ns: 0,
         trim_page_ns: 0,
         trim_queued: true,
+        pipeline: false,
     };
     let mut tl = Timeline::new(&g, t);
     let ends: Vec<u64> =
@@ -325,6 +327,7 @@ fn t_default() -> TimingSettings {
         trim_command_ns: 0,
         trim_page_ns: 0,
         trim_queued: true,
+        pipeline: false,
     }
 }
 

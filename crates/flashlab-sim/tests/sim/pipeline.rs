@@ -3,7 +3,7 @@
 //! that wants every request's record keeps a run serial, so the same config runs both ways.
 
 use super::settings;
-use flashlab_sim::{run_observed, run_synthetic_observed, Observer, RequestRecord, RunEnd, RunResult};
+use flashlab_sim::{pipelined, run_observed, run_synthetic_observed, Observer, RequestRecord, RunEnd, RunResult};
 
 struct Capture {
     records: bool,
@@ -52,7 +52,7 @@ fn replayed(sets: &[&str], records: bool) -> (RunResult, Option<RunEnd>) {
 
 #[test]
 fn a_pipelined_run_equals_the_serial_run() {
-    let base = "timing.enabled=true workload.prefill=true workload.requests=5000 workload.read_fraction=0.2";
+    let base = "timing.enabled=true timing.pipeline=true workload.prefill=true workload.requests=5000 workload.read_fraction=0.2";
     let configs = [
         "workload.pattern=hotcold",
         "workload.trim_fraction=0.1 workload.request_bytes=8192",
@@ -67,10 +67,21 @@ fn a_pipelined_run_equals_the_serial_run() {
     ];
     for extra in configs {
         let sets: Vec<&str> = base.split_whitespace().chain(extra.split_whitespace()).collect();
+        // The pipelined side of the comparison really is pipelined; records keep it serial.
+        assert!(pipelined(&settings(&sets), false) && !pipelined(&settings(&sets), true), "{extra}");
         assert_eq!(synthetic(&sets, true), synthetic(&sets, false), "{extra}");
         // SSDsim traces carry no TRIMs.
         if !extra.contains("trim") {
             assert_eq!(replayed(&sets, true), replayed(&sets, false), "{extra} (trace)");
         }
     }
+}
+
+#[test]
+fn the_pipeline_is_off_unless_asked_for_and_allowed() {
+    let on = ["timing.enabled=true", "timing.pipeline=true"];
+    assert!(pipelined(&settings(&on), false));
+    assert!(!pipelined(&settings(&["timing.enabled=true"]), false), "off by default");
+    assert!(!pipelined(&settings(&["timing.enabled=false", "timing.pipeline=true"]), false), "counting mode");
+    assert!(!pipelined(&settings(&[on[0], on[1], "workload.warmup=10"]), false), "a warm-up mark");
 }

@@ -27,6 +27,7 @@ fn t(arbitration: BusArbitration) -> TimingSettings {
         trim_command_ns: 0,
         trim_page_ns: 0,
         trim_queued: true,
+        pipeline: false,
     }
 }
 
