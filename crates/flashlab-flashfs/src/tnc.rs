@@ -287,7 +287,7 @@ impl Tnc {
                     }
                 }
                 Br::Child(c) => {
-                    let after_lo = z.entries.get(i + 1).map_or(true, |(nk, _)| nk > lo);
+                    let after_lo = z.entries.get(i + 1).is_none_or(|(nk, _)| nk > lo);
                     if after_lo && (i == 0 || k < hi) {
                         self.range_rec(c, lo, hi, out);
                     }
@@ -465,7 +465,7 @@ mod tests {
             for i in 0..3000u32 {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 let k = Key::data((x >> 40) as u32 % 50, (x >> 20) as u32 % 40);
-                if x % 3 == 0 {
+                if x.is_multiple_of(3) {
                     assert_eq!(t.remove(&k), m.remove(&k));
                 } else {
                     assert_eq!(t.insert(&k, loc(i)), m.insert(k.clone(), loc(i)));

@@ -82,7 +82,7 @@ fn decay_halves_every_counter_exactly_at_the_period() {
         }
         model_step(&mut model, &t.indices_for(lba), 15);
         t.record_write(lba);
-        if n % d == 0 {
+        if n.is_multiple_of(d) {
             let before = model.clone();
             model.iter_mut().for_each(|c| *c >>= 1);
             assert_eq!(table(&t), model, "halved after write {n}");
@@ -151,7 +151,7 @@ proptest! {
         for (n, lba) in writes.into_iter().enumerate() {
             t.record_write(lba);
             since += u32::from(lba == target);
-            if (n as u64 + 1) % d == 0 {
+            if (n as u64 + 1).is_multiple_of(d) {
                 since = 0;
             }
             if since >= 4 {

@@ -370,7 +370,7 @@ impl Nand {
     pub fn program(&mut self, block: u32, offs: u32, data: &[u8], cause: Cause) -> Result<(), MtdError> {
         self.check_range(block, offs, data.len())?;
         let sp = self.cfg.subpage_bytes();
-        if offs % sp != 0 || data.len() as u32 % sp != 0 {
+        if !offs.is_multiple_of(sp) || !(data.len() as u32).is_multiple_of(sp) {
             return Err(MtdError::BadAddress { block, offs, len: data.len() as u32 });
         }
         if self.is_marked_bad(block) {

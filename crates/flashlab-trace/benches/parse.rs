@@ -31,7 +31,7 @@ fn msr_trace() -> String {
     for i in 0..LINES {
         let offset = (lcg(&mut rng) % 1_000_000_000) * 512;
         let size = 4096 * (1 + lcg(&mut rng) % 16);
-        let op = if lcg(&mut rng) % 2 == 0 { "Read" } else { "Write" };
+        let op = if lcg(&mut rng).is_multiple_of(2) { "Read" } else { "Write" };
         let _ = writeln!(
             s,
             "{},hm,{},{op},{offset},{size},{}",

@@ -339,7 +339,7 @@ fn bad_csv_header_is_fatal_even_when_skipping() {
 #[test]
 fn over_long_line_is_bad_and_skippable() {
     let mut text = b"0 0 1 8 0\n".to_vec();
-    text.extend(std::iter::repeat(b'9').take(flashlab_trace::MAX_LINE_BYTES + 1));
+    text.extend(std::iter::repeat_n(b'9', flashlab_trace::MAX_LINE_BYTES + 1));
     text.extend_from_slice(b"\n1 0 1 8 1\n");
     let err = first_error(TraceFormat::Ssdsim, "long", &text);
     assert!(err.to_string().starts_with("long:2: line longer than"), "{err}");

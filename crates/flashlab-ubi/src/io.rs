@@ -12,7 +12,7 @@ impl Ubi {
         if lnum >= v.info.lebs || offs as u64 + len as u64 > self.geo.leb_bytes as u64 {
             return Err(bad);
         }
-        if aligned && (offs % self.geo.min_io != 0 || len as u32 % self.geo.min_io != 0) {
+        if aligned && (!offs.is_multiple_of(self.geo.min_io) || !(len as u32).is_multiple_of(self.geo.min_io)) {
             return Err(bad);
         }
         Ok(())

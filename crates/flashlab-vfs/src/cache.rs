@@ -270,7 +270,7 @@ impl<F: FileSystem> PageCache<F> {
             return Ok(f);
         }
         if (self.frame_count as u64) < self.cfg.memory_pages() {
-            if self.frame_count % CHUNK_PAGES == 0 {
+            if self.frame_count.is_multiple_of(CHUNK_PAGES) {
                 self.frames.grow();
             }
             self.frame_count += 1;
@@ -658,7 +658,7 @@ impl<F: FileSystem> PageCache<F> {
     /// writes the truncation at once, `do_truncation`).
     fn truncate_inum(&mut self, inum: u32, size: u64) {
         self.drop_pages_from(inum, size.div_ceil(PAGE_BYTES));
-        if size % PAGE_BYTES != 0 {
+        if !size.is_multiple_of(PAGE_BYTES) {
             if let Some((f, _)) = self.page((inum, size / PAGE_BYTES)) {
                 self.frame_mut(f)[(size % PAGE_BYTES) as usize..].fill(0);
             }

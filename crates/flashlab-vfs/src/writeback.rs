@@ -27,7 +27,7 @@ impl<F: FileSystem> PageCache<F> {
             .iter()
             .filter(|(_, i)| !i.unlinked && (i.dirty || i.pages.dirty_count() > 0))
             .filter_map(|(n, i)| i.dirtied_ns.map(|t| (t, *n)))
-            .filter(|(t, _)| older_than_ns.map_or(true, |o| *t <= o))
+            .filter(|(t, _)| older_than_ns.is_none_or(|o| *t <= o))
             .collect();
         v.sort_unstable();
         v.into_iter().map(|(_, n)| n).collect()

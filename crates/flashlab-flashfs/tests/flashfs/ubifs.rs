@@ -499,7 +499,7 @@ fn write_back_near_full_never_runs_out_of_space() {
             x ^= x >> 7;
             x ^= x << 17;
             let name = format!("/f{}", x % 120);
-            let r = if x % 11 == 0 {
+            let r = if x.is_multiple_of(11) {
                 c.unlink(&name).or_else(|e| if e.errno() == Errno::ENOENT { Ok(()) } else { Err(e) })
             } else {
                 let pages = 1 + (x >> 8) as usize % 16;

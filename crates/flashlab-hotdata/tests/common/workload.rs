@@ -8,7 +8,7 @@ pub const HOT_STRIDE: u64 = 20;
 
 /// Is `lba` in the hot set of [`hot_cold`]?
 pub fn is_hot_lba(lba: u64) -> bool {
-    lba % HOT_STRIDE == 0
+    lba.is_multiple_of(HOT_STRIDE)
 }
 
 /// `n` writes over `0..logical_blocks`: a share `hot_traffic` of them goes uniformly to

@@ -76,7 +76,7 @@ pub(crate) fn write<W: Write + ?Sized>(w: &mut W, req: &Request) -> io::Result<(
     let lbn = req.offset_bytes / SECTOR_BYTES;
     let size = req.end_bytes() - lbn * SECTOR_BYTES;
     write!(w, "1,")?;
-    if req.time_ns % 1_000_000_000 == 0 {
+    if req.time_ns.is_multiple_of(1_000_000_000) {
         write!(w, "{}", req.time_ns / 1_000_000_000)?;
     } else {
         write_seconds(w, req.time_ns)?;
