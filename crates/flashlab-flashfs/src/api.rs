@@ -247,7 +247,7 @@ impl Fs {
     /// One 4 KiB block, zero-filled past its data and past `size`.
     fn read_block(&mut self, inum: u32, b: u32, size: u64) -> FsResult<Vec<u8>> {
         let mut block = vec![0u8; BLOCK as usize];
-        self.read_old_block(inum, b, Some(&mut block))?;
+        self.read_old_block(inum, b, &mut block)?;
         let valid = size.saturating_sub(b as u64 * BLOCK).min(BLOCK) as usize;
         block[valid..].fill(0);
         Ok(block)
@@ -255,37 +255,28 @@ impl Fs {
 
     /// Reads and checks block `b`'s data node, if it has one, as `read_node`
     /// would (flash read, header and CRC, payload decompressed), and copies
-    /// its bytes into `out` when given. A write covering the whole block
-    /// passes None: the read and its checks happen (they count, and may fail
-    /// the write), the bytes are not needed.
-    fn read_old_block(&mut self, inum: u32, b: u32, out: Option<&mut [u8]>) -> FsResult<()> {
+    /// its bytes into `out`.
+    fn read_old_block(&mut self, inum: u32, b: u32, out: &mut [u8]) -> FsResult<()> {
         let Some(loc) = self.idx_lookup(&Key::data(inum, b)) else { return Ok(()) };
         let mut buf = std::mem::take(&mut self.node_buf);
-        let r = match out {
-            // Only checked: on the stored bytes in place (`node_check.rs`).
-            None => self.check_in_place(inum, b, loc, &mut buf),
-            Some(out) => {
-                buf.resize(loc.len as usize, 0);
-                self.read_bytes_into(loc.lnum, loc.offs, &mut buf)
-                    .and_then(|()| Self::check_data_node(inum, b, loc, &buf, Some(out)))
-            }
-        };
+        buf.resize(loc.len as usize, 0);
+        let r = self
+            .read_bytes_into(loc.lnum, loc.offs, &mut buf)
+            .and_then(|()| Self::check_data_node(inum, b, loc, &buf, out));
         self.node_buf = buf;
         r
     }
 
     /// `read_node`'s checks of the data node `bytes` read from `loc` (header,
     /// CRC, payload decompressed), with the payload read in place rather than
-    /// copied; its bytes go into `out` when given.
-    pub(crate) fn check_data_node(inum: u32, b: u32, loc: Loc, bytes: &[u8], out: Option<&mut [u8]>) -> FsResult<()> {
+    /// copied; its bytes go into `out`.
+    fn check_data_node(inum: u32, b: u32, loc: Loc, bytes: &[u8], out: &mut [u8]) -> FsResult<()> {
         let d = match crate::codec::parse_data_ref(bytes) {
             Some((h, d)) if h.len == loc.len => d,
             _ => return Err(not_a_data_node(bytes, loc)),
         };
         if d.compr & COMPR_ELIDED != 0 {
-            if let Some(block) = out {
-                elided_filler(inum, b, &mut block[..(d.size as usize).min(BLOCK as usize)]);
-            }
+            elided_filler(inum, b, &mut out[..(d.size as usize).min(BLOCK as usize)]);
             return Ok(());
         }
         let c = Compression::from_code(d.compr).ok_or(FsError::Corrupt("compression".into()))?;
@@ -295,10 +286,8 @@ impl Fs {
             Compression::None => return Err(bad()),
             _ => &decompress(c, d.payload, d.size as usize).ok_or_else(bad)?[..],
         };
-        if let Some(block) = out {
-            let n = data.len().min(BLOCK as usize);
-            block[..n].copy_from_slice(&data[..n]);
-        }
+        let n = data.len().min(BLOCK as usize);
+        out[..n].copy_from_slice(&data[..n]);
         Ok(())
     }
 
@@ -347,8 +336,12 @@ impl Fs {
             let src = &data[(pos - offset) as usize..(pos - offset) as usize + e - s];
             let whole = e - s == BLOCK as usize;
             let node = if whole {
-                // The whole block is new: its old node is read and checked only.
-                self.read_old_block(inum, b, None)?;
+                // The whole block is new, so its old node is not read: as
+                // `ubifs_write_begin` (fs/ubifs/file.c) skips `do_readpage`
+                // for a page the write covers whole ("We change whole page
+                // so no need to load it"). `idx_set` below obsoletes the old
+                // node by the length the index holds, as `ubifs_tnc_add`
+                // does, without reading it either.
                 // Stored as it is (`compress` keeps `None` data unchanged):
                 // encoded from the caller's bytes, no node of its own.
                 let plain = self.cfg.compression == Compression::None && !self.cfg.elide_payload;

@@ -279,45 +279,6 @@ impl Fs {
         Ok(())
     }
 
-    /// [`Fs::read_bytes_into`] of `len` bytes handed to `visit` (offset,
-    /// bytes) in order instead of copied: the flash part from the stored
-    /// pages in place (`Ubi::leb_read_with`; a retried read starts over at
-    /// offset 0), then the part still in a write buffer.
-    pub(crate) fn read_bytes_with(
-        &mut self,
-        lnum: u32,
-        offs: u32,
-        len: u32,
-        visit: &mut dyn FnMut(usize, &[u8]),
-    ) -> FsResult<()> {
-        let end = offs + len;
-        let heads = self.heads.iter().chain(std::iter::once(&self.idx_head));
-        let mut held = heads.enumerate().filter(|(_, h)| h.lnum == Some(lnum) && end > h.wbuf_offs && end <= h.end());
-        let tail = held.next().map(|(i, _)| i);
-        if held.next().is_some() {
-            // Never the case (one head per LEB); the copying read handles it.
-            let mut b = vec![0u8; len as usize];
-            self.read_bytes_into(lnum, offs, &mut b)?;
-            visit(0, &b);
-            return Ok(());
-        }
-        let from = tail.map_or(end, |i| offs.max(self.head_or_idx(i).wbuf_offs));
-        if from > offs {
-            self.ubi.leb_read_with(self.vol, lnum, offs, (from - offs) as usize, Cause::Data, visit)?;
-        }
-        if let Some(i) = tail {
-            let h = self.head_or_idx(i);
-            let s = (from - h.wbuf_offs) as usize;
-            visit((from - offs) as usize, &h.wbuf[s..s + (end - from) as usize]);
-        }
-        Ok(())
-    }
-
-    /// Journal head `i`, or the index head for `i == HEADS`.
-    fn head_or_idx(&self, i: usize) -> &Head {
-        self.heads.get(i).unwrap_or(&self.idx_head)
-    }
-
     /// Reads and checks the node at `loc`.
     pub(crate) fn read_node(&mut self, loc: Loc) -> FsResult<Node> {
         let b = self.read_bytes(loc.lnum, loc.offs, loc.len)?;

@@ -38,7 +38,6 @@ mod measured;
 pub mod model;
 mod mount;
 mod node;
-mod node_check;
 mod orphan;
 pub mod powercut;
 mod replay;
