@@ -41,15 +41,16 @@ impl Timeline {
         let (xfer, read_ns, program_ns) = (self.xfer_ns, self.t.read_ns, self.t.program_ns);
         let (mut free, mut wait, mut last) = (self.die_free[die], 0, None);
         let mut n = 0;
+        let (plane_die, floor, cal) = (&self.plane_die, self.floor, &mut self.cal[ch]);
         while let [read, program, ..] = &ops[n..] {
-            if !self.is_migration_on(die, read, program) {
+            if !is_migration_on(plane_die, die, read, program) {
                 break;
             }
             // What `exec_read_program` does for one pair, with `prune`'s floor from
             // the other dies' (unchanged) clocks and this die's local one.
             let xr1 = ready.max(free) + read_ns;
-            self.cal[ch].prune(self.floor.max(others.min(free)));
-            let (x1, x2) = self.cal[ch].book_pair(xr1, xfer, who);
+            cal.prune(floor.max(others.min(free)));
+            let (x1, x2) = cal.book_pair(xr1, xfer, who);
             let xr2 = x1 + xfer;
             wait += (x1 - xr1) + (x2 - xr2);
             free = x2 + xfer + program_ns;
@@ -67,22 +68,23 @@ impl Timeline {
         n
     }
 
-    /// Whether `read` → `program` is a GC migration through the controller on `die`.
-    #[inline]
-    fn is_migration_on(&self, die: usize, read: &FlashOp, program: &FlashOp) -> bool {
-        read.kind == OpKind::Read
-            && read.cause == Cause::Gc
-            && program.kind == OpKind::Program
-            && program.cause == Cause::Gc
-            && self.die_of(read.plane) == die
-            && self.die_of(program.plane) == die
-    }
-
     /// The earliest time any die of channel `ch` other than `die` is free (u64::MAX if none).
     pub(crate) fn other_dies_free(&self, ch: usize, die: usize) -> u64 {
         let dies = ch * self.res_per_channel..(ch + 1) * self.res_per_channel;
         dies.filter(|&d| d != die).map(|d| self.die_free[d]).min().unwrap_or(u64::MAX)
     }
+}
+
+/// Whether `read` → `program` is a GC migration through the controller on `die`
+/// (`plane_die`: [`Timeline`]'s die of each plane).
+#[inline(always)]
+fn is_migration_on(plane_die: &[u32], die: usize, read: &FlashOp, program: &FlashOp) -> bool {
+    read.kind == OpKind::Read
+        && read.cause == Cause::Gc
+        && program.kind == OpKind::Program
+        && program.cause == Cause::Gc
+        && plane_die[read.plane as usize] as usize == die
+        && plane_die[program.plane as usize] as usize == die
 }
 
 #[cfg(test)]

@@ -75,7 +75,7 @@ pub struct Timeline {
     planes_per_res: u32,
     /// Lookup tables (no division in the hot path): die of each plane; channel of each
     /// die and its index among the channel's dies.
-    plane_die: Vec<u32>,
+    pub(crate) plane_die: Vec<u32>,
     die_chan: Vec<(u32, u32)>,
     pub die_free: Vec<u64>,
     /// Per die: command + array + own transfer time.
