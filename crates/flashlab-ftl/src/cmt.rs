@@ -144,6 +144,36 @@ impl Cmt {
         }
     }
 
+    /// Sort one data-GC batch's moved pages (Gupta et al. §3.3): a cached one goes to
+    /// `cached` (its entry is updated in RAM; its `slot_of` line is prefetched); for the
+    /// others, their translation page goes to `touched` the first time the batch touches
+    /// it (`stamp[t] == epoch` marks it). The bitmap words are prefetched in one pass
+    /// first: the moved pages are random.
+    pub(crate) fn split_moved(
+        &self,
+        moved: &[u32],
+        stamp: &mut [u32],
+        epoch: u32,
+        touched: &mut Vec<u32>,
+        cached: &mut Vec<u32>,
+    ) {
+        let (bits, page_of) = (&self.cached[..], self.page_of);
+        moved.iter().for_each(|&l| self.prefetch_bit(l as u64));
+        touched.reserve(moved.len());
+        for &l in moved {
+            if bits[(l >> 6) as usize] >> (l & 63) & 1 != 0 {
+                self.prefetch(l as u64);
+                cached.push(l);
+                continue;
+            }
+            let t = page_of.of(l as u64) as usize;
+            if stamp[t] != epoch {
+                stamp[t] = epoch;
+                touched.push(t as u32);
+            }
+        }
+    }
+
     fn unlink(&mut self, s: u32) {
         let (g, p, n) = (self.slots[s as usize].seg as usize, self.slots[s as usize].prev, self.slots[s as usize].next);
         if p == NIL {
@@ -196,7 +226,8 @@ impl Cmt {
         self.slots[s as usize].lpn as u64
     }
 
-    /// Bring in what evicting the next victim touches: its neighbour's slot and its `slot_of`.
+    /// Bring in what evicting the next victim touches: its neighbour's slot, its `slot_of`
+    /// and its word of the membership bitmap.
     #[inline]
     fn prefetch_next_victim(&self) {
         let t = self.tail[PROBATION];
@@ -206,6 +237,7 @@ impl Cmt {
                 crate::ftl::prefetch(&self.slots[v.prev as usize]);
             }
             crate::ftl::prefetch(&self.slot_of[v.lpn as usize]);
+            self.prefetch_bit(v.lpn as u64);
         }
     }
 

@@ -268,8 +268,13 @@ impl DftlFtl {
     /// one beyond the plane's reserve if needed.
     fn pool_block(&mut self) -> Result<u32, FtlError> {
         let planes = self.d.geo.planes();
-        let key = |p: u32| (self.t_count[p as usize], std::cmp::Reverse(self.d.free[p as usize].len()), p);
-        let plane = (0..planes).min_by_key(|&p| key(p)).unwrap_or(0);
+        // The key (fewest translation blocks, most free blocks, lowest plane) packed
+        // into one integer: each part is at most a u32 (free blocks ≤ blocks per plane).
+        let key = |p: u32| {
+            let free = self.d.free[p as usize].len() as u32;
+            (self.t_count[p as usize] as u128) << 64 | ((u32::MAX - free) as u128) << 32 | p as u128
+        };
+        let plane = (0..planes).map(key).min().map_or(0, |k| k as u32);
         let reserve = self.d.gc_reserve();
         let mut runs = 0;
         while self.d.free[plane as usize].len() <= reserve {
@@ -326,30 +331,23 @@ impl DftlFtl {
             touched.clear();
             let mut cached = std::mem::take(&mut self.cached);
             cached.clear();
-            // The moved pages are random: bring their bitmap words in together.
-            self.moved.iter().for_each(|&l| self.cmt.prefetch_bit(l as u64));
-            // Membership from the CMT's bitmap (in cache); only the cached few (the hit
-            // ratio's share) go on to their slots.
-            for i in 0..self.moved.len() {
-                let lpn = self.moved[i] as u64;
-                if self.cmt.contains(lpn) {
-                    self.cmt.prefetch(lpn);
-                    cached.push(lpn as u32);
-                    continue;
-                }
-                self.set_flash(lpn);
-                let t = self.page_of.of(lpn) as usize;
-                if self.stamp[t] != self.epoch {
-                    self.stamp[t] = self.epoch;
-                    touched.push(t as u32);
+            self.cmt.split_moved(&self.moved, &mut self.stamp, self.epoch, &mut touched, &mut cached);
+            if !self.flash_map.is_empty() {
+                for i in 0..self.moved.len() {
+                    let lpn = self.moved[i] as u64;
+                    if !self.cmt.contains(lpn) {
+                        self.set_flash(lpn);
+                    }
                 }
             }
             self.moved.clear();
-            // The cached pages' slots are random: bring them in together, not one miss at a time.
+            // The cached pages' slots are random: bring them in together, and give them
+            // the rewrites' time to arrive (the rewrites touch no CMT state, so marking
+            // the entries dirty after them leaves the same state).
             cached.iter().for_each(|&l| self.cmt.prefetch_slot(l as u64));
+            let r = self.rewrite_all(&touched);
             cached.iter().for_each(|&l| self.cmt.set_dirty(l as u64));
             self.cached = cached;
-            let r = self.rewrite_all(&touched);
             self.touched = touched;
             r?;
         }
@@ -362,6 +360,15 @@ impl DftlFtl {
     fn rewrite_all(&mut self, ts: &[u32]) -> Result<(), FtlError> {
         let ppb = self.d.geo.pages_per_block;
         let read_old = self.variant != DftlVariant::FlashsimCpp;
+        // The old copies are random pages: bring their reverse-map entries and valid
+        // bits in together before invalidating them one at a time.
+        for &t in ts {
+            let old = self.gtd[t as usize];
+            if let Some(e) = self.d.p2l.get(old as usize) {
+                crate::ftl::prefetch(e);
+                self.d.nand.prefetch(old);
+            }
+        }
         let mut i = 0;
         while i < ts.len() {
             self.t_room()?;

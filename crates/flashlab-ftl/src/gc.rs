@@ -232,7 +232,9 @@ impl PageFtl {
         let mut moved = 0u64;
         // The victim's bits do not change until `invalidate_block` after the loop.
         let mut cur = self.nand.valid_cursor(victim, from);
-        let plain = !self.record_ops && !self.s.track_content && self.moved.is_none();
+        // The moved-page list (DFTL) does not need the general loop: a run's pages are
+        // the reverse-map entries it just wrote, in order.
+        let plain = !self.record_ops && !self.s.track_content;
         let mut next = self.nand.next_valid_at(&mut cur);
         while let Some(mut page) = next {
             let mut block = self.open[open];
@@ -245,6 +247,9 @@ impl PageFtl {
                 let n;
                 (n, next) = move_run(&mut self.p2l, &mut self.l2p, &self.nand, &mut cur, page, base, ppb - wp);
                 self.nand.program_span(block, n, Cause::Gc);
+                if let Some(m) = &mut self.moved {
+                    m.extend_from_slice(&self.p2l[base as usize..(base + n) as usize]);
+                }
                 moved += n as u64;
                 continue;
             }
@@ -452,8 +457,8 @@ impl PageFtl {
     }
 }
 
-/// One run of [`PageFtl::migrate_runs`] without an op log, content tags or moved-page
-/// list: move the cursor's pages from `page` on to `base`, `base + 1`, … until `room`
+/// One run of [`PageFtl::migrate_runs`] without an op log or content tags (the caller
+/// copies a moved-page list from the run's new reverse-map entries): move the cursor's pages from `page` on to `base`, `base + 1`, … until `room`
 /// pages have moved or the victim has none left. Returns how many moved and the next
 /// valid page. The tables are parameters (not reached through `self`), so the
 /// compiler knows the stores into them change nothing else the loop reads.
