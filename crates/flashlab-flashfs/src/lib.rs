@@ -31,6 +31,7 @@ mod journal;
 mod key;
 mod layout;
 mod lprops;
+mod lpsets;
 mod lz4_memo;
 mod lz4_probe;
 mod measured;
@@ -48,6 +49,7 @@ mod stats;
 mod tnc;
 mod vfs_impl;
 mod vmap;
+mod znode_lebs;
 
 pub use api::{DirEntry, Stat, StatFs, BLOCK, MAX_FILE_BYTES, NAME_MAX};
 pub use compress::Compression;
