@@ -25,6 +25,7 @@ pub mod fsbench;
 mod gc;
 mod hot;
 pub mod hot_truth;
+mod idx_encode;
 mod invariants;
 pub mod jffs2;
 mod journal;

@@ -5,7 +5,7 @@
 //! merged; empty ones are removed and a one-child root is collapsed.
 
 use crate::key::Key;
-use crate::node::{Loc, Node};
+use crate::node::Loc;
 
 /// A branch: a leaf node on flash or a child znode in the arena.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -324,7 +324,9 @@ impl Tnc {
     }
 
     /// The on-flash form of a znode (children must have locations).
-    pub fn encode_idx(&self, n: usize) -> Node {
+    /// (The oracle of `encode_idx_into`, which commit uses.)
+    #[cfg(test)]
+    pub fn encode_idx(&self, n: usize) -> crate::node::Node {
         let z = self.node(n);
         let branches = z
             .entries
@@ -337,7 +339,7 @@ impl Tnc {
                 (k.clone(), l)
             })
             .collect();
-        Node::Idx { level: z.level, branches }
+        crate::node::Node::Idx { level: z.level, branches }
     }
 
     pub fn set_written(&mut self, n: usize, loc: Loc) {
