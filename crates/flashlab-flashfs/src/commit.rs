@@ -217,8 +217,7 @@ impl Fs {
     fn write_index(&mut self) -> FsResult<Option<Loc>> {
         for n in self.tnc.dirty_postorder() {
             let sq = self.next_sqnum();
-            let b = self.tnc.encode_idx(n).encode(sq, G_NONE);
-            let loc = self.idx_append(b)?;
+            let loc = self.idx_append(n, sq)?;
             self.tnc.set_written(n, loc);
             self.counters.index_nodes_written += 1;
         }
@@ -226,9 +225,12 @@ impl Fs {
         Ok(self.tnc.root().and_then(|r| self.tnc.node(r).loc))
     }
 
-    fn idx_append(&mut self, b: Vec<u8>) -> FsResult<Loc> {
-        let len = u32::from_le_bytes([b[16], b[17], b[18], b[19]]);
-        let fits = self.idx_head.lnum.is_some() && self.idx_head.end() + b.len() as u32 <= self.geo.leb_bytes;
+    /// Appends znode `n`'s index node (sequence number `sq`) to the index
+    /// head, encoded in its write buffer, and programs the buffer's full pages.
+    fn idx_append(&mut self, n: usize, sq: u64) -> FsResult<Loc> {
+        let len = self.tnc.idx_node_len(n) as u32;
+        let bytes = crate::node::align(len as usize) as u32;
+        let fits = self.idx_head.lnum.is_some() && self.idx_head.end() + bytes <= self.geo.leb_bytes;
         if !fits {
             self.idx_sync()?;
             let l = self.take_empty()?;
@@ -239,8 +241,8 @@ impl Fs {
         let lnum = self.idx_head.lnum.unwrap_or(0);
         let loc = Loc { lnum, offs: self.idx_head.end(), len };
         self.vmap.add(loc);
-        self.lp.update(lnum, |p| p.free -= b.len() as u32);
-        self.idx_head.wbuf.extend_from_slice(&b);
+        self.lp.update(lnum, |p| p.free -= bytes);
+        self.tnc.encode_idx_into(n, sq, &mut self.idx_head.wbuf);
         let io = self.geo.min_io as usize;
         let full = self.idx_head.wbuf.len() / io * io;
         if full > 0 {

@@ -7,8 +7,7 @@
 //! LEBs are corrected by the caller (`budget.rs`, `journal.rs`).
 
 use crate::fs::{Lprops, F_BUD, F_INDEX, F_TAKEN};
-use std::cmp::Reverse;
-use std::collections::BTreeSet;
+use crate::lpsets::{GcTree, LebBits};
 use std::ops::Index;
 
 /// LEB properties plus totals over the main area.
@@ -25,10 +24,10 @@ pub struct LpTable {
     /// LEBs flagged as buds.
     buds: u32,
     /// Main-area LEBs whose properties say empty, by number.
-    empties: BTreeSet<u32>,
+    empties: LebBits,
     /// GC candidates (not bud, index or taken; partly written; at least a
     /// page reclaimable) by (free + dirty, reverse number).
-    gc: BTreeSet<(u32, Reverse<u32>)>,
+    gc: GcTree,
     /// LPT pnodes (4 LEBs each) whose properties changed since
     /// [`LpTable::take_changed`].
     changed: Vec<bool>,
@@ -40,7 +39,7 @@ struct Standing {
     reclaimable: u64,
     empty: bool,
     bud: bool,
-    gc: Option<(u32, Reverse<u32>)>,
+    gc: Option<u32>,
 }
 
 /// The LPT on flash: every node's location by level (level 0 = pnodes, the
@@ -67,8 +66,8 @@ impl LpTable {
             reclaimable: 0,
             empty: 0,
             buds: 0,
-            empties: BTreeSet::new(),
-            gc: BTreeSet::new(),
+            empties: LebBits::new(leb_count),
+            gc: GcTree::new(leb_count),
             changed: vec![true; leb_count.div_ceil(4) as usize],
         };
         t.recount();
@@ -108,44 +107,33 @@ impl LpTable {
         let b = (self.v[l as usize].flags & F_BUD != 0) as i64;
         self.buds = (self.buds as i64 + sign * b) as u32;
         if e == 1 {
-            self.toggle_empty(l, sign > 0);
+            self.empties.set(l, sign > 0);
         }
         if let Some(k) = self.gc_key(l) {
-            if sign > 0 {
-                self.gc.insert(k);
-            } else {
-                self.gc.remove(&k);
-            }
+            self.gc.set(l, (sign > 0).then_some(k));
         }
     }
 
-    fn toggle_empty(&mut self, l: u32, on: bool) {
-        if on {
-            self.empties.insert(l);
-        } else {
-            self.empties.remove(&l);
-        }
-    }
-
-    /// LEB `l`'s key among the GC candidates, if it is one.
-    fn gc_key(&self, l: u32) -> Option<(u32, Reverse<u32>)> {
+    /// LEB `l`'s key among the GC candidates (its free + dirty space), if
+    /// it is one.
+    fn gc_key(&self, l: u32) -> Option<u32> {
         let p = self.v[l as usize];
         let reclaim = p.free + p.dirty;
         let ok = l >= self.main_first
             && p.flags & (F_BUD | F_INDEX | F_TAKEN) == 0
             && reclaim < self.leb_bytes
             && reclaim >= self.min_io;
-        ok.then_some((reclaim, Reverse(l)))
+        ok.then_some(reclaim)
     }
 
     /// Empty LEBs (by the properties) in increasing number.
     pub fn empties(&self) -> impl Iterator<Item = u32> + '_ {
-        self.empties.iter().copied()
+        self.empties.iter()
     }
 
     /// GC candidates, most reclaimable first (ties: lowest number first).
     pub fn gc_candidates(&self) -> impl Iterator<Item = u32> + '_ {
-        self.gc.iter().rev().map(|(_, Reverse(l))| *l)
+        self.gc.iter()
     }
 
     /// Replaces LEB `l`'s properties.
@@ -171,15 +159,10 @@ impl LpTable {
         self.empty = self.empty.wrapping_sub(before.empty as u32).wrapping_add(after.empty as u32);
         self.buds = self.buds.wrapping_sub(before.bud as u32).wrapping_add(after.bud as u32);
         if before.empty != after.empty {
-            self.toggle_empty(l, after.empty);
+            self.empties.set(l, after.empty);
         }
         if before.gc != after.gc {
-            if let Some(k) = before.gc {
-                self.gc.remove(&k);
-            }
-            if let Some(k) = after.gc {
-                self.gc.insert(k);
-            }
+            self.gc.set(l, after.gc);
         }
     }
 

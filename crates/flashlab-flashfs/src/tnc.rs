@@ -5,7 +5,7 @@
 //! merged; empty ones are removed and a one-child root is collapsed.
 
 use crate::key::Key;
-use crate::node::{Loc, Node};
+use crate::node::Loc;
 
 /// A branch: a leaf node on flash or a child znode in the arena.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +37,7 @@ pub struct Tnc {
     live: usize,
     dirty: usize,
     /// (LEB, znode) of every committed copy, for index GC.
-    by_leb: std::collections::BTreeSet<(u32, usize)>,
+    by_leb: crate::znode_lebs::ZnodeLebs,
 }
 
 impl Tnc {
@@ -93,7 +93,7 @@ impl Tnc {
             self.nodes.len() - 1
         };
         if let Some(l) = loc {
-            self.by_leb.insert((l.lnum, i));
+            self.by_leb.insert(l.lnum, i);
         }
         i
     }
@@ -104,7 +104,7 @@ impl Tnc {
             self.dirty -= z.dirty as usize;
             if let Some(l) = z.loc {
                 self.pending_obsolete.push(l);
-                self.by_leb.remove(&(l.lnum, i));
+                self.by_leb.remove(l.lnum, i);
             }
             self.free.push(i);
         }
@@ -117,7 +117,7 @@ impl Tnc {
             z.dirty = true;
             if let Some(l) = z.loc.take() {
                 self.pending_obsolete.push(l);
-                self.by_leb.remove(&(l.lnum, i));
+                self.by_leb.remove(l.lnum, i);
             }
             self.dirty += 1;
         }
@@ -324,7 +324,9 @@ impl Tnc {
     }
 
     /// The on-flash form of a znode (children must have locations).
-    pub fn encode_idx(&self, n: usize) -> Node {
+    /// (The oracle of `encode_idx_into`, which commit uses.)
+    #[cfg(test)]
+    pub fn encode_idx(&self, n: usize) -> crate::node::Node {
         let z = self.node(n);
         let branches = z
             .entries
@@ -337,17 +339,17 @@ impl Tnc {
                 (k.clone(), l)
             })
             .collect();
-        Node::Idx { level: z.level, branches }
+        crate::node::Node::Idx { level: z.level, branches }
     }
 
     pub fn set_written(&mut self, n: usize, loc: Loc) {
         let z = self.node_mut(n);
         let was = std::mem::replace(&mut z.dirty, false);
         if let Some(old) = z.loc.replace(loc) {
-            self.by_leb.remove(&(old.lnum, n));
+            self.by_leb.remove(old.lnum, n);
         }
         self.dirty -= was as usize;
-        self.by_leb.insert((loc.lnum, n));
+        self.by_leb.insert(loc.lnum, n);
     }
 
     /// Dirties every znode whose committed copy is in `lebs`, and their
@@ -356,8 +358,7 @@ impl Tnc {
     /// from the root to each by its first key (a clean znode's first key is
     /// the one it was written with).
     pub fn dirty_in_lebs(&mut self, lebs: &[u32]) -> bool {
-        let targets: Vec<usize> =
-            lebs.iter().flat_map(|l| self.by_leb.range((*l, 0)..=(*l, usize::MAX)).map(|(_, i)| *i)).collect();
+        let targets: Vec<usize> = lebs.iter().flat_map(|l| self.by_leb.in_leb(*l)).collect();
         for n in &targets {
             let z = self.node(*n);
             if z.dirty {
@@ -394,7 +395,7 @@ impl Tnc {
         }
         let by_leb: std::collections::BTreeSet<(u32, usize)> =
             self.znodes().into_iter().filter_map(|i| self.node(i).loc.map(|l| (l.lnum, i))).collect();
-        if by_leb != self.by_leb {
+        if by_leb != self.by_leb.pairs() {
             return Err("znodes by LEB disagree with the znodes' locations".into());
         }
         Ok(())
