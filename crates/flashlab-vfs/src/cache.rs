@@ -9,7 +9,7 @@
 //! are dirty, and the clean pages wait for reclaim in a list threaded through
 //! per-frame arrays (`lru.rs`).
 
-use crate::frames::{Frames, CHUNK_PAGES};
+use crate::frames::Frames;
 use crate::lru::{IntMap, Lru, PageKey};
 use crate::pagemap::FileMap;
 use crate::readahead::{self, RaRead, RaState};
@@ -270,11 +270,8 @@ impl<F: FileSystem> PageCache<F> {
             return Ok(f);
         }
         if (self.frame_count as u64) < self.cfg.memory_pages() {
-            if self.frame_count.is_multiple_of(CHUNK_PAGES) {
-                self.frames.grow();
-            }
             self.frame_count += 1;
-            return Ok(self.frame_count - 1);
+            return Ok(self.frames.push());
         }
         if self.lru.is_empty() {
             self.write_back_oldest(Reason::Pressure)?;
@@ -293,6 +290,17 @@ impl<F: FileSystem> PageCache<F> {
 
     fn frame_mut(&mut self, f: usize) -> &mut [u8] {
         self.frames.page_mut(f)
+    }
+
+    /// Frame `f` holds `data` (at most a page), zeros after it.
+    fn fill_frame(&mut self, f: usize, data: &[u8]) {
+        if data.len() == PAGE {
+            self.frames.set_page(f, data);
+        } else {
+            let fr = self.frame_mut(f);
+            fr[..data.len()].copy_from_slice(data);
+            fr[data.len()..].fill(0);
+        }
     }
 
     /// Writeback of one page: its first `valid` bytes go to the file
@@ -358,10 +366,9 @@ impl<F: FileSystem> PageCache<F> {
         };
         self.stats.page_misses += u64::from(fill == Fill::Read);
         let f = self.frame()?;
-        let fr = self.frame_mut(f);
-        fr[..data.len()].copy_from_slice(&data);
+        // A page the write covers whole gets its bytes from `copy_in`.
         if fill != Fill::Overwritten {
-            fr[data.len()..].fill(0);
+            self.fill_frame(f, &data);
         }
         if let Some(ino) = self.inodes.get_mut(&inum) {
             ino.pages.insert(index, f);
@@ -474,7 +481,11 @@ impl<F: FileSystem> PageCache<F> {
             };
             let f = self.dirty_page(fd, inum, index, fill, budget)?;
             let src = &data[(pos - offset) as usize..(pos - offset) as usize + e - s];
-            self.frame_mut(f)[s..e].copy_from_slice(src);
+            if e - s == PAGE {
+                self.frames.set_page(f, src);
+            } else {
+                self.frame_mut(f)[s..e].copy_from_slice(src);
+            }
             pos = index * PAGE_BYTES + e as u64;
             // write_end, page by page (generic_perform_write): i_size grows
             // and the inode (size, mtime: file_update_time) becomes dirty,
@@ -641,9 +652,7 @@ impl<F: FileSystem> PageCache<F> {
             let at = ((k * PAGE_BYTES) as usize).min(data.len());
             let page = &data[at..(at + PAGE).min(data.len())];
             let f = self.frame()?;
-            let fr = self.frame_mut(f);
-            fr[..page.len()].copy_from_slice(page);
-            fr[page.len()..].fill(0);
+            self.fill_frame(f, page);
             if let Some(ino) = self.inodes.get_mut(&inum) {
                 ino.pages.insert(index, f);
             }
