@@ -41,18 +41,9 @@ impl Content {
 
     /// Block `b`'s page (4 KiB).
     pub fn load(&self, b: u32) -> Vec<u8> {
-        match self {
-            Content::Tags { tag, len } => {
-                let t = tag[b as usize].to_le_bytes();
-                let mut p = vec![0u8; PAGE];
-                // Byte i is t[i % 8]: the tag repeated, eight bytes at a time.
-                for c in p[..len[b as usize] as usize].chunks_mut(8) {
-                    c.copy_from_slice(&t[..c.len()]);
-                }
-                p
-            }
-            Content::Bytes(v) => v[b as usize * PAGE..(b as usize + 1) * PAGE].to_vec(),
-        }
+        let mut p = Vec::with_capacity(PAGE);
+        self.append(b, 0, PAGE, &mut p);
+        p
     }
 
     /// Appends bytes `s..e` of block `b`'s page to `out`: the same bytes as
@@ -66,9 +57,13 @@ impl Content {
                 let n = (len[b as usize] as usize).clamp(s, e);
                 let at = out.len();
                 out.resize(at + e - s, 0);
-                for c in out[at..at + n - s].chunks_mut(8) {
-                    c.copy_from_slice(&t[..c.len()]);
+                let mut words = out[at..at + n - s].chunks_exact_mut(8);
+                for c in &mut words {
+                    c.copy_from_slice(&t);
                 }
+                let rest = words.into_remainder();
+                let k = rest.len();
+                rest.copy_from_slice(&t[..k]);
             }
             Content::Bytes(v) => out.extend_from_slice(&v[b as usize * PAGE + s..b as usize * PAGE + e]),
         }
