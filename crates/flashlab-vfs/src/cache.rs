@@ -104,6 +104,8 @@ pub struct PageCache<F: FileSystem> {
     pub(crate) now_ns: u64,
     pub(crate) next_flush_ns: u64,
     frames: Frames,
+    /// A page put together for writeback (see `Frames::page_into`).
+    scratch: Box<[u8; PAGE]>,
     frame_count: usize,
     free: Vec<usize>,
     /// Clean pages by last use (for reclaim).
@@ -128,6 +130,7 @@ impl<F: FileSystem> PageCache<F> {
             now_ns,
             next_flush_ns,
             frames: Frames::default(),
+            scratch: Box::new([0; PAGE]),
             frame_count: 0,
             free: Vec::new(),
             lru: Lru::new(),
@@ -284,10 +287,6 @@ impl<F: FileSystem> PageCache<F> {
         Ok(f)
     }
 
-    fn frame_ref(&self, f: usize) -> &[u8] {
-        self.frames.page(f)
-    }
-
     fn frame_mut(&mut self, f: usize) -> &mut [u8] {
         self.frames.page_mut(f)
     }
@@ -310,7 +309,7 @@ impl<F: FileSystem> PageCache<F> {
         if valid == 0 {
             return Ok(());
         }
-        let bytes = &self.frames.page(f)[..valid];
+        let bytes = &self.frames.page_into(f, &mut self.scratch)[..valid];
         self.fs.writepage(key.0, key.1, bytes)
     }
 
@@ -576,7 +575,7 @@ impl<F: FileSystem> PageCache<F> {
                 }
                 let s = (pos % PAGE_BYTES) as usize;
                 let e = ((end - i * PAGE_BYTES).min(PAGE_BYTES)) as usize;
-                out.extend_from_slice(&self.frame_ref(f)[s..e]);
+                self.frames.append(f, s, e, &mut out);
                 pos = i * PAGE_BYTES + e as u64;
             }
             // The kernel starts it before copying, with the batch pinned;

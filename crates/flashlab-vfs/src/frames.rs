@@ -11,14 +11,23 @@
 //! one system call per chunk instead of a page fault per buffer. A buffer
 //! no frame uses any more is reused before a new one is made.
 //!
-//! Sharing is found through a small direct-mapped table from a key of a few
-//! of a page's words to a buffer that held those bytes when it was entered;
-//! the bytes are always compared in full before a buffer is shared, so a
-//! stale or colliding entry costs a comparison, never a wrong page.
+//! A frame may also share a buffer whose page differs from its own only in
+//! the first [`HEAD`] bytes, keeping those bytes itself (IOZone's records are
+//! one buffer with an 8-byte stamp in front, as `lz4_memo.rs` notes); such a
+//! frame's page is put together when it is read ([`Frames::page_into`],
+//! [`Frames::append`]) or changed ([`Frames::page_mut`]).
+//!
+//! Sharing is found through two small direct-mapped tables from a key of a
+//! few of a page's words (the whole page's, and the words after the head)
+//! to a buffer that held those bytes when it was entered; the bytes are
+//! always compared in full before a buffer is shared, so a stale or
+//! colliding entry costs a comparison, never a wrong page.
 
 /// Buffers per chunk (1 MiB).
 pub(crate) const CHUNK_PAGES: usize = 256;
 const PAGE: usize = crate::types::PAGE_BYTES as usize;
+/// Bytes at a page's start a frame may hold instead of its buffer's.
+const HEAD: usize = 8;
 /// No buffer: the frame reads as zeros.
 const NONE: u32 = u32::MAX;
 /// Slots of the content table (a power of two).
@@ -35,11 +44,25 @@ pub(crate) struct Frames {
     spare: Vec<u32>,
     /// Content key → (key, buffer) of a page entered with it.
     table: Vec<(u64, u32)>,
+    /// The same for the key of the bytes after the head.
+    tails: Vec<(u64, u32)>,
+    /// Frame → whether its first [`HEAD`] bytes are `head[f]`, not its buffer's.
+    mixed: Vec<bool>,
+    head: Vec<[u8; HEAD]>,
 }
 
 impl Default for Frames {
     fn default() -> Self {
-        Self { chunks: Vec::new(), of: Vec::new(), refs: Vec::new(), spare: Vec::new(), table: vec![(0, NONE); SLOTS] }
+        Self {
+            chunks: Vec::new(),
+            of: Vec::new(),
+            refs: Vec::new(),
+            spare: Vec::new(),
+            table: vec![(0, NONE); SLOTS],
+            tails: vec![(0, NONE); SLOTS],
+            mixed: Vec::new(),
+            head: Vec::new(),
+        }
     }
 }
 
@@ -52,10 +75,26 @@ fn key_of(p: &[u8]) -> u64 {
     k.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
+/// The key of the bytes after the head: equal tails have equal keys.
+#[inline]
+fn tail_key_of(p: &[u8]) -> u64 {
+    let w = |i: usize| u64::from_le_bytes(p[i..i + 8].try_into().expect("8 bytes"));
+    let k = w(HEAD) ^ w(HEAD + 8).rotate_left(13) ^ w(PAGE / 2).rotate_left(29) ^ w(PAGE - 8).rotate_left(43);
+    k.wrapping_mul(0xD6E8_FEB8_6659_FD93)
+}
+
+/// Slot of `key` in a table.
+#[inline]
+fn slot(key: u64) -> usize {
+    (key >> 52) as usize % SLOTS
+}
+
 impl Frames {
     /// Adds a frame reading as zeros; returns its number.
     pub fn push(&mut self) -> usize {
         self.of.push(NONE);
+        self.mixed.push(false);
+        self.head.push([0; HEAD]);
         self.of.len() - 1
     }
 
@@ -113,6 +152,7 @@ impl Frames {
 
     /// Frame `f` lets go of its buffer (kept while another frame uses it).
     fn release(&mut self, f: usize) {
+        self.mixed[f] = false;
         let b = std::mem::replace(&mut self.of[f], NONE);
         if b != NONE {
             self.refs[b as usize] -= 1;
@@ -122,13 +162,43 @@ impl Frames {
         }
     }
 
-    /// Frame `f`'s bytes.
+    /// Frame `f`'s buffer's bytes (its page unless it is mixed).
     #[inline]
-    pub fn page(&self, f: usize) -> &[u8] {
+    fn plain(&self, f: usize) -> &[u8] {
         match self.of[f] {
             NONE => &ZERO,
             b => self.buf(b),
         }
+    }
+
+    /// Frame `f`'s bytes: in its buffer, or put together in `scratch`.
+    #[inline]
+    pub fn page_into<'a>(&'a self, f: usize, scratch: &'a mut [u8; PAGE]) -> &'a [u8] {
+        if !self.mixed[f] {
+            return self.plain(f);
+        }
+        scratch.copy_from_slice(self.plain(f));
+        scratch[..HEAD].copy_from_slice(&self.head[f]);
+        &scratch[..]
+    }
+
+    /// Appends bytes `s..e` of frame `f`'s page to `out`.
+    #[inline]
+    pub fn append(&self, f: usize, s: usize, e: usize, out: &mut Vec<u8>) {
+        let at = out.len();
+        out.extend_from_slice(&self.plain(f)[s..e]);
+        if self.mixed[f] && s < HEAD {
+            let h = HEAD.min(e);
+            out[at..at + h - s].copy_from_slice(&self.head[f][s..h]);
+        }
+    }
+
+    /// Frame `f`'s bytes, as a new vector (tests).
+    #[cfg(test)]
+    pub fn read(&self, f: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.append(f, 0, PAGE, &mut out);
+        out
     }
 
     /// Frame `f`'s bytes, to change: a buffer of its own, holding what the
@@ -136,6 +206,10 @@ impl Frames {
     pub fn page_mut(&mut self, f: usize) -> &mut [u8] {
         let old = self.of[f];
         if old != NONE && self.refs[old as usize] == 1 {
+            if std::mem::take(&mut self.mixed[f]) {
+                let h = self.head[f];
+                self.buf_mut(old)[..HEAD].copy_from_slice(&h);
+            }
             return self.buf_mut(old);
         }
         let b = self.new_buf();
@@ -145,28 +219,44 @@ impl Frames {
             // Shared: `f`'s reference moves to the copy, the others keep it.
             self.refs[old as usize] -= 1;
             self.copy_buf(old, b);
+            if std::mem::take(&mut self.mixed[f]) {
+                let h = self.head[f];
+                self.buf_mut(b)[..HEAD].copy_from_slice(&h);
+            }
         }
         self.of[f] = b;
         self.buf_mut(b)
     }
 
     /// Frame `f` becomes the page `data` (all of it): a buffer that already
-    /// holds these bytes is shared, else `f` gets a buffer of its own.
+    /// holds these bytes is shared, else one that holds them after the head
+    /// (`f` keeps the head), else `f` gets a buffer of its own.
     pub fn set_page(&mut self, f: usize, data: &[u8]) {
         assert_eq!(data.len(), PAGE, "set_page takes a whole page");
         let key = key_of(data);
-        let slot = (key >> 52) as usize % SLOTS;
-        let (k, cand) = self.table[slot];
+        let (k, cand) = self.table[slot(key)];
         if k == key && cand != NONE && self.refs[cand as usize] > 0 && self.buf(cand) == data {
-            if self.of[f] != cand {
-                self.release(f);
-                self.of[f] = cand;
-                self.refs[cand as usize] += 1;
+            self.share(f, cand);
+            self.mixed[f] = false;
+            return;
+        }
+        let tkey = tail_key_of(data);
+        let (k, cand) = self.tails[slot(tkey)];
+        if k == tkey && cand != NONE && self.refs[cand as usize] > 0 && self.buf(cand)[HEAD..] == data[HEAD..] {
+            self.share(f, cand);
+            if self.refs[cand as usize] == 1 {
+                // Its own buffer: the head goes in place.
+                self.buf_mut(cand)[..HEAD].copy_from_slice(&data[..HEAD]);
+                self.mixed[f] = false;
+            } else {
+                self.head[f].copy_from_slice(&data[..HEAD]);
+                self.mixed[f] = true;
             }
             return;
         }
         let old = self.of[f];
         let b = if old != NONE && self.refs[old as usize] == 1 {
+            self.mixed[f] = false;
             old
         } else {
             self.release(f);
@@ -175,7 +265,17 @@ impl Frames {
             b
         };
         self.buf_mut(b).copy_from_slice(data);
-        self.table[slot] = (key, b);
+        self.table[slot(key)] = (key, b);
+        self.tails[slot(tkey)] = (tkey, b);
+    }
+
+    /// Frame `f` uses buffer `b` (which holds at least one reference).
+    fn share(&mut self, f: usize, b: u32) {
+        if self.of[f] != b {
+            self.release(f);
+            self.of[f] = b;
+            self.refs[b as usize] += 1;
+        }
     }
 }
 
@@ -190,12 +290,12 @@ mod tests {
         for _ in 0..2 * CHUNK_PAGES {
             fr.push();
         }
-        assert!(fr.page(CHUNK_PAGES + 3).iter().all(|&b| b == 0));
+        assert!(fr.read(CHUNK_PAGES + 3).iter().all(|&b| b == 0));
         fr.page_mut(CHUNK_PAGES - 1).fill(7);
         fr.page_mut(CHUNK_PAGES).fill(9);
-        assert!(fr.page(CHUNK_PAGES - 1).iter().all(|&b| b == 7));
-        assert!(fr.page(CHUNK_PAGES).iter().all(|&b| b == 9));
-        assert!(fr.page(CHUNK_PAGES - 2).iter().all(|&b| b == 0));
+        assert!(fr.read(CHUNK_PAGES - 1).iter().all(|&b| b == 7));
+        assert!(fr.read(CHUNK_PAGES).iter().all(|&b| b == 9));
+        assert!(fr.read(CHUNK_PAGES - 2).iter().all(|&b| b == 0));
         assert!(fr.page_mut(CHUNK_PAGES - 2).iter().all(|&b| b == 0));
     }
 
@@ -210,8 +310,29 @@ mod tests {
         assert_eq!(fr.buffers(), 1);
         fr.page_mut(5)[100] ^= 1;
         assert_eq!(fr.buffers(), 2);
-        assert_eq!(fr.page(4), &page[..]);
-        assert_ne!(fr.page(5), &page[..]);
+        assert_eq!(fr.read(4), page);
+        assert_ne!(fr.read(5), page);
+        // Stamped copies share the buffer too, each keeping its head.
+        for f in 100..200 {
+            fr.push();
+            let mut p = page.clone();
+            p[..8].copy_from_slice(&(f as u64 * 0x0101_0101).to_le_bytes());
+            fr.set_page(f, &p);
+        }
+        assert_eq!(fr.buffers(), 2, "they share the first page's buffer");
+        let mut scratch = [0u8; PAGE];
+        for f in 100..200 {
+            let mut want = page.clone();
+            want[..8].copy_from_slice(&(f as u64 * 0x0101_0101).to_le_bytes());
+            assert_eq!(fr.page_into(f, &mut scratch), &want[..]);
+            let mut part = Vec::new();
+            fr.append(f, 3, 20, &mut part);
+            assert_eq!(part, &want[3..20]);
+        }
+        fr.page_mut(150)[9] ^= 1;
+        assert_eq!(fr.buffers(), 3);
+        assert_eq!(fr.read(4), page);
+        assert_eq!(fr.read(150)[..8], (150u64 * 0x0101_0101).to_le_bytes());
     }
 
     #[derive(Debug, Clone)]
@@ -263,8 +384,12 @@ mod tests {
                         oracle[f].fill(v);
                     }
                 }
+                let mut scratch = [0u8; PAGE];
                 for (f, want) in oracle.iter().enumerate() {
-                    prop_assert_eq!(fr.page(f), &want[..]);
+                    prop_assert_eq!(fr.page_into(f, &mut scratch), &want[..]);
+                    let mut part = vec![1u8];
+                    fr.append(f, f % 11, PAGE - f, &mut part);
+                    prop_assert_eq!(&part[1..], &want[f % 11..PAGE - f]);
                 }
                 prop_assert!(fr.buffers() <= 24 + 1);
             }
