@@ -4,7 +4,7 @@
 //! pages reach the file system only at writeback (`writeback.rs`). Data of
 //! a file deleted before writeback is dropped and never reaches flash.
 //!
-//! Pages live in 4 KiB frames allocated 1 MiB at a time (`frames.rs`); each
+//! Pages live in 4 KiB frames (`frames.rs`: equal pages share their bytes); each
 //! inode's page map (`pagemap.rs`) finds a page's frame and says which pages
 //! are dirty, and the clean pages wait for reclaim in a list threaded through
 //! per-frame arrays (`lru.rs`).
