@@ -41,17 +41,31 @@ impl Content {
 
     /// Block `b`'s page (4 KiB).
     pub fn load(&self, b: u32) -> Vec<u8> {
+        let mut p = Vec::with_capacity(PAGE);
+        self.append(b, 0, PAGE, &mut p);
+        p
+    }
+
+    /// Appends bytes `s..e` of block `b`'s page to `out`: the same bytes as
+    /// `load(b)[s..e]`, without making the page first (a read's copy).
+    pub fn append(&self, b: u32, s: usize, e: usize, out: &mut Vec<u8>) {
         match self {
             Content::Tags { tag, len } => {
-                let t = tag[b as usize].to_le_bytes();
-                let mut p = vec![0u8; PAGE];
-                // Byte i is t[i % 8]: the tag repeated, eight bytes at a time.
-                for c in p[..len[b as usize] as usize].chunks_mut(8) {
-                    c.copy_from_slice(&t[..c.len()]);
+                // Byte i of the page is t[i % 8] below the length, 0 after it:
+                // from `s` on, the tag rotated by `s % 8`, eight bytes at a time.
+                let t = tag[b as usize].rotate_right(8 * (s % 8) as u32).to_le_bytes();
+                let n = (len[b as usize] as usize).clamp(s, e);
+                let at = out.len();
+                out.resize(at + e - s, 0);
+                let mut words = out[at..at + n - s].chunks_exact_mut(8);
+                for c in &mut words {
+                    c.copy_from_slice(&t);
                 }
-                p
+                let rest = words.into_remainder();
+                let k = rest.len();
+                rest.copy_from_slice(&t[..k]);
             }
-            Content::Bytes(v) => v[b as usize * PAGE..(b as usize + 1) * PAGE].to_vec(),
+            Content::Bytes(v) => out.extend_from_slice(&v[b as usize * PAGE + s..b as usize * PAGE + e]),
         }
     }
 
@@ -81,6 +95,27 @@ mod tests {
             let got = c.load(2);
             let want: Vec<u8> = (0..PAGE).map(|i| if i < len { page[i % 8] } else { 0 }).collect();
             assert_eq!(got, want, "length {len}");
+        }
+    }
+
+    /// `append` gives `load`'s bytes for every range, in both modes.
+    #[test]
+    fn append_is_a_range_of_load() {
+        let page: Vec<u8> = (0..PAGE as u32).map(|i| (i * 31 + 7) as u8).collect();
+        for mode in [ContentMode::Tags, ContentMode::Bytes] {
+            let mut c = Content::new(mode, 4);
+            for len in [0, 1, 7, 8, 9, 100, 4095, 4096] {
+                c.store(1, &page[..len]);
+                let full = c.load(1);
+                for (s, e) in
+                    [(0, PAGE), (0, 0), (3, 3), (1, 9), (5, 4096), (8, 100), (13, 4001), (4090, 4096), (99, 101)]
+                {
+                    let mut out = vec![0xAA];
+                    c.append(1, s, e, &mut out);
+                    assert_eq!(out[0], 0xAA);
+                    assert_eq!(&out[1..], &full[s..e], "len {len} range {s}..{e}");
+                }
+            }
         }
     }
 }

@@ -404,10 +404,13 @@ impl F2fs {
         self.io.wait_for(done);
         let mut out = Vec::with_capacity((end - offset) as usize);
         for (k, &b) in (first..=last).zip(&blocks) {
-            let page = if b == NONE { vec![0u8; BLOCK_BYTES as usize] } else { self.content.load(b) };
             let s = if k == first { (offset % BLOCK_BYTES) as usize } else { 0 };
             let e = ((end - k * BLOCK_BYTES).min(BLOCK_BYTES)) as usize;
-            out.extend_from_slice(&page[s..e]);
+            if b == NONE {
+                out.resize(out.len() + e - s, 0);
+            } else {
+                self.content.append(b, s, e, &mut out);
+            }
         }
         Ok(out)
     }

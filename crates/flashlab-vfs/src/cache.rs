@@ -4,12 +4,12 @@
 //! pages reach the file system only at writeback (`writeback.rs`). Data of
 //! a file deleted before writeback is dropped and never reaches flash.
 //!
-//! Pages live in 4 KiB frames allocated 1 MiB at a time (`frames.rs`); each
+//! Pages live in 4 KiB frames (`frames.rs`: equal pages share their bytes); each
 //! inode's page map (`pagemap.rs`) finds a page's frame and says which pages
 //! are dirty, and the clean pages wait for reclaim in a list threaded through
 //! per-frame arrays (`lru.rs`).
 
-use crate::frames::{Frames, CHUNK_PAGES};
+use crate::frames::Frames;
 use crate::lru::{IntMap, Lru, PageKey};
 use crate::pagemap::FileMap;
 use crate::readahead::{self, RaRead, RaState};
@@ -104,6 +104,8 @@ pub struct PageCache<F: FileSystem> {
     pub(crate) now_ns: u64,
     pub(crate) next_flush_ns: u64,
     frames: Frames,
+    /// A page put together for writeback (see `Frames::page_into`).
+    scratch: Box<[u8; PAGE]>,
     frame_count: usize,
     free: Vec<usize>,
     /// Clean pages by last use (for reclaim).
@@ -128,6 +130,7 @@ impl<F: FileSystem> PageCache<F> {
             now_ns,
             next_flush_ns,
             frames: Frames::default(),
+            scratch: Box::new([0; PAGE]),
             frame_count: 0,
             free: Vec::new(),
             lru: Lru::new(),
@@ -270,11 +273,8 @@ impl<F: FileSystem> PageCache<F> {
             return Ok(f);
         }
         if (self.frame_count as u64) < self.cfg.memory_pages() {
-            if self.frame_count.is_multiple_of(CHUNK_PAGES) {
-                self.frames.grow();
-            }
             self.frame_count += 1;
-            return Ok(self.frame_count - 1);
+            return Ok(self.frames.push());
         }
         if self.lru.is_empty() {
             self.write_back_oldest(Reason::Pressure)?;
@@ -287,12 +287,19 @@ impl<F: FileSystem> PageCache<F> {
         Ok(f)
     }
 
-    fn frame_ref(&self, f: usize) -> &[u8] {
-        self.frames.page(f)
-    }
-
     fn frame_mut(&mut self, f: usize) -> &mut [u8] {
         self.frames.page_mut(f)
+    }
+
+    /// Frame `f` holds `data` (at most a page), zeros after it.
+    fn fill_frame(&mut self, f: usize, data: &[u8]) {
+        if data.len() == PAGE {
+            self.frames.set_page(f, data);
+        } else {
+            let fr = self.frame_mut(f);
+            fr[..data.len()].copy_from_slice(data);
+            fr[data.len()..].fill(0);
+        }
     }
 
     /// Writeback of one page: its first `valid` bytes go to the file
@@ -302,7 +309,7 @@ impl<F: FileSystem> PageCache<F> {
         if valid == 0 {
             return Ok(());
         }
-        let bytes = &self.frames.page(f)[..valid];
+        let bytes = &self.frames.page_into(f, &mut self.scratch)[..valid];
         self.fs.writepage(key.0, key.1, bytes)
     }
 
@@ -358,10 +365,9 @@ impl<F: FileSystem> PageCache<F> {
         };
         self.stats.page_misses += u64::from(fill == Fill::Read);
         let f = self.frame()?;
-        let fr = self.frame_mut(f);
-        fr[..data.len()].copy_from_slice(&data);
+        // A page the write covers whole gets its bytes from `copy_in`.
         if fill != Fill::Overwritten {
-            fr[data.len()..].fill(0);
+            self.fill_frame(f, &data);
         }
         if let Some(ino) = self.inodes.get_mut(&inum) {
             ino.pages.insert(index, f);
@@ -474,7 +480,11 @@ impl<F: FileSystem> PageCache<F> {
             };
             let f = self.dirty_page(fd, inum, index, fill, budget)?;
             let src = &data[(pos - offset) as usize..(pos - offset) as usize + e - s];
-            self.frame_mut(f)[s..e].copy_from_slice(src);
+            if e - s == PAGE {
+                self.frames.set_page(f, src);
+            } else {
+                self.frame_mut(f)[s..e].copy_from_slice(src);
+            }
             pos = index * PAGE_BYTES + e as u64;
             // write_end, page by page (generic_perform_write): i_size grows
             // and the inode (size, mtime: file_update_time) becomes dirty,
@@ -565,7 +575,7 @@ impl<F: FileSystem> PageCache<F> {
                 }
                 let s = (pos % PAGE_BYTES) as usize;
                 let e = ((end - i * PAGE_BYTES).min(PAGE_BYTES)) as usize;
-                out.extend_from_slice(&self.frame_ref(f)[s..e]);
+                self.frames.append(f, s, e, &mut out);
                 pos = i * PAGE_BYTES + e as u64;
             }
             // The kernel starts it before copying, with the batch pinned;
@@ -641,9 +651,7 @@ impl<F: FileSystem> PageCache<F> {
             let at = ((k * PAGE_BYTES) as usize).min(data.len());
             let page = &data[at..(at + PAGE).min(data.len())];
             let f = self.frame()?;
-            let fr = self.frame_mut(f);
-            fr[..page.len()].copy_from_slice(page);
-            fr[page.len()..].fill(0);
+            self.fill_frame(f, page);
             if let Some(ino) = self.inodes.get_mut(&inum) {
                 ino.pages.insert(index, f);
             }
