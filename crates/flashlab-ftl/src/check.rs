@@ -48,9 +48,11 @@ impl PageFtl {
             if self.role[page / self.geo.pages_per_block as usize] == Role::Translation {
                 continue; // DFTL's translation pages: checked by DftlFtl
             }
-            let valid = self.nand.page_state(page as u32) == PageState::Valid;
-            if valid != (lpn != NO_PAGE) {
-                return Err(format!("page {page}: valid={valid} but reverse map {lpn}"));
+            // An invalid page keeps its LPN until its block is erased (see `p2l`).
+            let state = self.nand.page_state(page as u32);
+            let valid = state == PageState::Valid;
+            if (valid && lpn == NO_PAGE) || (state == PageState::Free && lpn != NO_PAGE) {
+                return Err(format!("page {page}: {state:?} but reverse map {lpn}"));
             }
             if valid && self.l2p[lpn as usize] != page as u32 {
                 return Err(format!("page {page} holds lpn {lpn}, which maps elsewhere"));

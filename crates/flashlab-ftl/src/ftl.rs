@@ -100,6 +100,9 @@ pub struct PageFtl {
     pub(crate) geo: Geometry,
     pub(crate) nand: Nand,
     pub(crate) l2p: Table<u32>,
+    /// The LPN programmed into each physical page, `NO_PAGE` for a free page. An
+    /// invalidated page keeps its LPN until its block is erased (like the page's
+    /// out-of-band area): only a valid page's entry is meaningful.
     pub(crate) p2l: Table<u32>,
     pub(crate) tags: Vec<u32>,
     pub(crate) role: Vec<Role>,
@@ -317,7 +320,10 @@ impl PageFtl {
     pub fn prefetch_page(&self, lpn: u64) {
         if let Some(&page) = self.l2p.get(lpn as usize) {
             if page != NO_PAGE {
-                prefetch(&self.p2l[page as usize]);
+                if self.placement.is_some() {
+                    // Placement reads the old page's LPN for its temperature.
+                    prefetch(&self.p2l[page as usize]);
+                }
                 self.nand.prefetch(page);
                 // The old block's counters and greedy bucket links (random accesses
                 // once the per-block arrays outgrow the caches, as in `scale-4tib`).
@@ -421,8 +427,10 @@ impl PageFtl {
             self.block_temp_sum[b] = self.block_temp_sum[b] + t as u32 - old as u32;
             self.page_temp[page as usize] = t;
         }
+        // `p2l[page]` keeps the LPN until the block is erased (`erase_free`), as a
+        // page's out-of-band area does: clearing it here cost a random line per host
+        // write at `scale-4tib` (s9-scale).
         self.nand.invalidate(page);
-        self.p2l[page as usize] = NO_PAGE;
         let block = self.nand.block_of(page);
         if self.index.has_buckets() {
             self.rebucket(block);

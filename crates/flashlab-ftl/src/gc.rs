@@ -446,7 +446,12 @@ impl PageFtl {
         Ok(())
     }
 
+    /// Erase `block` and return it to the plane's free list. Its pages' `p2l` entries
+    /// are cleared here, in one pass over the block's lines (GC has just read them),
+    /// not one by one as pages are invalidated.
     pub(crate) fn erase_free(&mut self, plane: u32, block: u32, cause: Cause) {
+        let first = self.nand.first_page(block) as usize;
+        self.p2l[first..first + self.geo.pages_per_block as usize].fill(crate::NO_PAGE);
         self.nand.erase(block, cause);
         if !self.block_temp_sum.is_empty() {
             self.block_temp_sum[block as usize] = 0;
@@ -474,8 +479,8 @@ fn move_run(
 ) -> (u32, Option<u32>) {
     let mut n = 0;
     loop {
+        // The victim's entry stays until `erase_free` clears the block's entries.
         let (lpn, new) = (p2l[page as usize], base + n);
-        p2l[page as usize] = crate::NO_PAGE;
         p2l[new as usize] = lpn;
         l2p[lpn as usize] = new;
         n += 1;

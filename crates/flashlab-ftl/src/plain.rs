@@ -46,12 +46,12 @@ impl PageFtl {
         if self.cursor == self.stripe.len() {
             self.cursor = 0;
         }
-        // `unmap` + `invalidate_page` without placement.
+        // `unmap` + `invalidate_page` without placement (the old page's `p2l` entry
+        // stays until its block is erased, as in `invalidate_page`).
         let old = self.l2p[lpn as usize];
         if old != NO_PAGE {
             self.l2p[lpn as usize] = NO_PAGE;
             self.nand.invalidate(old);
-            self.p2l[old as usize] = NO_PAGE;
             if self.index.has_buckets() {
                 let block = self.nand.block_of(old);
                 self.index.on_invalidate(self.nand.plane_of_block(block), block, self.nand.valid_count(block));

@@ -7,7 +7,7 @@
 
 use crate::ftl::Role;
 use crate::{FtlError, PageFtl};
-use flashlab_nand::{Cause, OpKind};
+use flashlab_nand::Cause;
 
 impl PageFtl {
     /// The free block `plane` opens next: the oldest freed one; with dynamic wear
@@ -77,13 +77,7 @@ impl PageFtl {
             self.stats.wl_copied_pages += 1;
             self.stats.gc_copied_pages -= 1;
         }
-        self.nand.erase(block, Cause::WearLevel);
-        if !self.block_temp_sum.is_empty() {
-            self.block_temp_sum[block as usize] = 0;
-        }
-        self.log(OpKind::Erase, Cause::WearLevel, first);
-        self.role[block as usize] = Role::Free;
-        self.free[plane as usize].push_back(block);
+        self.erase_free(plane, block, Cause::WearLevel);
         Ok(())
     }
 }
