@@ -450,22 +450,23 @@ impl PageFtl {
     /// are cleared here, in one pass over the block's lines (GC has just read them),
     /// not one by one as pages are invalidated.
     pub(crate) fn erase_free(&mut self, plane: u32, block: u32, cause: Cause) {
-        let first = self.nand.first_page(block) as usize;
-        self.p2l[first..first + self.geo.pages_per_block as usize].fill(crate::NO_PAGE);
+        let first = self.nand.first_page(block);
+        let pages = first as usize..(first + self.geo.pages_per_block) as usize;
+        self.p2l[pages].fill(crate::NO_PAGE);
         self.nand.erase(block, cause);
         if !self.block_temp_sum.is_empty() {
             self.block_temp_sum[block as usize] = 0;
         }
-        self.log(OpKind::Erase, cause, self.nand.first_page(block));
+        self.log(OpKind::Erase, cause, first);
         self.role[block as usize] = Role::Free;
         self.free[plane as usize].push_back(block);
     }
 }
 
 /// One run of [`PageFtl::migrate_runs`] without an op log or content tags (the caller
-/// copies a moved-page list from the run's new reverse-map entries): move the cursor's pages from `page` on to `base`, `base + 1`, … until `room`
-/// pages have moved or the victim has none left. Returns how many moved and the next
-/// valid page. The tables are parameters (not reached through `self`), so the
+/// copies a moved-page list from the run's new reverse-map entries): move the cursor's
+/// pages from `page` on to `base`, `base + 1`, … until `room` pages have moved or the
+/// victim has none left. Returns how many moved and the next valid page. The tables are parameters (not reached through `self`), so the
 /// compiler knows the stores into them change nothing else the loop reads.
 #[inline]
 fn move_run(
