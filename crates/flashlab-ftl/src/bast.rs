@@ -134,7 +134,7 @@ impl BastFtl {
         let LogSlot { unit, in_order, .. } = self.logs[slot];
         let pos = self.u.fill[unit as usize];
         let at = if in_order && o > pos && self.padding {
-            self.u.stats.padding_pages += self.u.copy_range(lbn, unit, pos, o, Cause::Padding);
+            self.u.stats.padding_pages += self.u.copy_range(lbn, unit, pos, o, Cause::Padding, false);
             o
         } else {
             pos

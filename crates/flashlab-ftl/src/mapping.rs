@@ -268,7 +268,7 @@ macro_rules! units_common {
             self.u.last_tag()
         }
         fn lookup(&self, lpn: u64) -> Option<u32> {
-            self.u.l2p.get(lpn as usize).copied().filter(|&p| p != $crate::NO_PAGE)
+            (lpn < self.u.s.logical_pages).then(|| self.u.lookup(lpn)).filter(|&p| p != $crate::NO_PAGE)
         }
         fn prefetch_map(&self, lpn: u64) {
             self.u.prefetch_map(lpn)

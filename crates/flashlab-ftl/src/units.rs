@@ -7,22 +7,33 @@
 //!
 //! The core keeps exact logical→physical and physical→logical page tables for reads,
 //! strict checks and merges (the simulator's bookkeeping); the RAM a real controller
-//! would need is [`Units::mapping_ram_bytes`] of each scheme. Every NAND operation is
+//! would need is [`Units::mapping_ram_bytes`] of each scheme. As in a real hybrid FTL
+//! (Kim et al. 2002 §3: a block map for data units, page maps for log blocks only), a
+//! page at its home offset of its logical unit's data unit needs no stored location:
+//! its `l2p` entry may be [`HOME`] (its page is `page_at(data[lbn], k)`, [`Units::lookup`])
+//! and the `p2l` entries of a data unit's pages are not kept (the owner of position `k`
+//! of logical unit `lbn`'s data unit is `lbn * U + k`). A merge in bulk
+//! ([`Units::copy_range`]) then writes no reverse-map entry and no map entry for pages
+//! that were already home. `p2l` holds the logical page of every valid page outside
+//! data units (log blocks; FAST reads it to find an RW log block's logical units). Every NAND operation is
 //! logged with its [`Cause`] like the page FTL's, so a timing engine schedules merge
 //! copies as read→program migrations (copyback when both ends share a die).
 
 use crate::ftl::{FlashOp, FtlStats, ReadOutcome, NO_PAGE};
 use crate::{FtlError, FtlSettings};
-use flashlab_nand::{Cause, Geometry, Nand, OpKind, PageState};
+use flashlab_nand::{Cause, Geometry, Nand, OpKind};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::VecDeque;
 
 mod bulk;
+mod check;
 mod prefetch;
 
 /// "No unit" / "no log slot".
 pub(crate) const NONE: u32 = u32::MAX;
+/// An `l2p` entry: the page is at its home offset of its logical unit's data unit.
+pub(crate) const HOME: u32 = u32::MAX - 1;
 
 pub(crate) struct Units {
     pub s: FtlSettings,
@@ -33,7 +44,9 @@ pub(crate) struct Units {
     pub ppb: u32,
     pub upp: u32,
     pub groups: u32,
-    pub l2p: Vec<u32>,
+    /// Logical page → physical page, [`HOME`] or `NO_PAGE` ([`Units::lookup`] resolves).
+    l2p: Vec<u32>,
+    /// Physical page → logical page for valid pages outside data units (see the top).
     pub p2l: Vec<u32>,
     tags: Vec<u32>,
     /// Logical unit → its data unit (NONE before its first write or after a whole trim).
@@ -75,6 +88,7 @@ impl Units {
         let upp = sb * ppb;
         let units = groups * bpp;
         let lbns = s.logical_pages.div_ceil(upp as u64) as u32;
+        assert!(geo.pages() < HOME, "page numbers must stay below the HOME marker");
         if lbns >= units {
             return Err(FtlError::Mapping(format!(
                 "the logical space needs {lbns} mapping units of the device's {units}: raise device.spare_factor"
@@ -223,7 +237,7 @@ impl Units {
     /// Drop the mapping of `lpn`, invalidating its page.
     #[inline]
     pub fn unmap(&mut self, lpn: u64) {
-        let old = self.l2p[lpn as usize];
+        let old = self.lookup(lpn);
         if old != NO_PAGE {
             self.nand.invalidate(old);
             self.p2l[old as usize] = NO_PAGE;
@@ -250,7 +264,7 @@ impl Units {
     /// Returns whether a page was copied.
     #[inline]
     pub fn copy(&mut self, lpn: u64, unit: u32, k: u32, cause: Cause) -> bool {
-        let old = self.l2p[lpn as usize];
+        let old = self.lookup(lpn);
         if old == NO_PAGE {
             return false;
         }
@@ -267,7 +281,7 @@ impl Units {
     /// Copy the newest copy of every page of `lbn` at offsets `from..` into `unit` at
     /// the same offsets; returns the pages copied (merge traffic).
     pub fn copy_rest(&mut self, lbn: u32, unit: u32, from: u32) -> u64 {
-        let n = self.copy_range(lbn, unit, from, self.lbn_pages(lbn), Cause::Merge);
+        let n = self.copy_range(lbn, unit, from, self.lbn_pages(lbn), Cause::Merge, true);
         self.stats.merge_copied_pages += n;
         n
     }
@@ -275,7 +289,7 @@ impl Units {
     pub fn read(&mut self, lpn: u64) -> Result<ReadOutcome, FtlError> {
         self.check_range(lpn)?;
         self.stats.host_read_pages += 1;
-        let page = self.l2p[lpn as usize];
+        let page = self.lookup(lpn);
         if page == NO_PAGE {
             self.stats.unmapped_reads += 1;
             return Ok(ReadOutcome::Unmapped);
@@ -284,6 +298,17 @@ impl Units {
         self.log(OpKind::Read, Cause::Host, page);
         let tag = self.s.track_content.then(|| self.tags[page as usize]);
         Ok(ReadOutcome::Mapped { plane: page / self.ppb / self.geo.blocks_per_plane, page, tag })
+    }
+
+    /// The physical page of `lpn`, `NO_PAGE` if unmapped (resolves [`HOME`]).
+    #[inline]
+    pub fn lookup(&self, lpn: u64) -> u32 {
+        let e = self.l2p[lpn as usize];
+        if e != HOME {
+            return e;
+        }
+        let (lbn, k) = self.split(lpn);
+        self.page_at(self.data[lbn as usize], k)
     }
 
     #[inline]
@@ -317,79 +342,6 @@ impl Units {
         (self.l2p.len() + self.p2l.len() + self.tags.len()) * 4
             + (self.data.len() + self.lbn_valid.len() + self.fill.len() * 2) * 4
             + self.nand.memory_bytes()
-    }
-
-    /// Strict mode: the local checks of `lpn` after every operation; returns whether
-    /// the full check is due (every time an eighth of the physical pages' worth of
-    /// operations passed: amortised O(1)).
-    pub fn strict_due(&mut self, lpn: u64) -> Result<bool, FtlError> {
-        if !self.s.strict {
-            return Ok(false);
-        }
-        self.check_lpn(lpn).map_err(FtlError::Invariant)?;
-        self.strict_ops += 1;
-        if self.strict_ops >= self.p2l.len() as u64 / 8 {
-            self.strict_ops = 0;
-            return Ok(true);
-        }
-        Ok(false)
-    }
-
-    fn check_lpn(&self, lpn: u64) -> Result<(), String> {
-        let page = self.l2p[lpn as usize];
-        if page == NO_PAGE {
-            return Ok(());
-        }
-        if self.p2l[page as usize] != lpn as u32 || self.nand.page_state(page) != PageState::Valid {
-            return Err(format!(
-                "lpn {lpn} maps to page {page}, which is {:?} and holds {}",
-                self.nand.page_state(page),
-                self.p2l[page as usize]
-            ));
-        }
-        Ok(())
-    }
-
-    /// Every valid physical page is mapped exactly once and back; per-block counts
-    /// recount; per-logical-unit valid counts recount; free units are erased; a data
-    /// unit holds only its own logical unit's pages, each at its offset.
-    pub fn check_all(&self) -> Result<(), String> {
-        self.nand.check_all()?;
-        let mut per_lbn = vec![0u32; self.data.len()];
-        for (page, &lpn) in self.p2l.iter().enumerate() {
-            let valid = self.nand.page_state(page as u32) == PageState::Valid;
-            if valid != (lpn != NO_PAGE) {
-                return Err(format!("page {page}: valid={valid} but reverse map {lpn}"));
-            }
-            if valid {
-                if self.l2p[lpn as usize] != page as u32 {
-                    return Err(format!("page {page} holds lpn {lpn}, which maps to {}", self.l2p[lpn as usize]));
-                }
-                per_lbn[(lpn / self.upp) as usize] += 1;
-            }
-        }
-        if per_lbn != self.lbn_valid {
-            return Err("per-logical-unit valid counts differ from a recount".into());
-        }
-        for (lbn, &u) in self.data.iter().enumerate() {
-            if u == NONE {
-                continue;
-            }
-            for k in 0..self.fill[u as usize] {
-                let lpn = self.p2l[self.page_at(u, k) as usize];
-                if lpn != NO_PAGE && lpn as u64 != lbn as u64 * self.upp as u64 + k as u64 {
-                    return Err(format!("data unit {u} of logical unit {lbn} holds lpn {lpn} at offset {k}"));
-                }
-            }
-        }
-        for q in &self.free {
-            for &u in q {
-                if (0..self.sb).any(|m| self.nand.write_pointer(self.block(u, m)) != 0) || self.fill[u as usize] != 0 {
-                    return Err(format!("free unit {u} is not erased"));
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Free units (for checks: every unit is free, a data unit or a log).

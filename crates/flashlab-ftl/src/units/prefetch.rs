@@ -1,8 +1,8 @@
 //! Prefetching a merge's table lines one merge ahead (issue 22 target 5).
 //!
-//! A merge copies a whole cold logical unit: its map entries (`l2p`), the reverse-map
-//! entries (`p2l`), page-bitmap words and valid counts of its data unit, and those of
-//! the free unit that receives the copies. With bulk copies ([`Units::copy_range`]) the
+//! A merge copies a whole cold logical unit: its map entries (`l2p`), the page-bitmap
+//! words and valid counts of its data unit and of the free unit that receives the
+//! copies, and the reverse-map entries of its pages in log blocks. With bulk copies ([`Units::copy_range`]) the
 //! copy loop is bound by these cache misses, and prefetching them right before the
 //! copy leaves no time for them to arrive. The schemes know their next merge earlier
 //! (BAST: the next log victim; FAST: the next logical unit of the RW log block being
@@ -17,8 +17,8 @@ const PER_LINE: usize = 16;
 
 impl Units {
     /// Hint that logical unit `lbn` will be merged soon: prefetch its map entries, its
-    /// data unit's reverse-map entries, bitmap words and valid counts, and the same of
-    /// the free unit a merge in that unit's group would take next.
+    /// data unit's bitmap words and valid counts, and the same of the free unit a merge
+    /// in that unit's group would take next.
     pub fn prefetch_merge(&self, lbn: u32) {
         let Some(&data) = self.data.get(lbn as usize) else { return };
         let base = lbn as usize * self.upp as usize;
@@ -26,18 +26,28 @@ impl Units {
         if data == NONE {
             return;
         }
-        self.prefetch_unit(data);
+        // A merge keeps no reverse-map entry of the data units (`units/bulk.rs`).
+        self.prefetch_bits(data);
         if let Some(&dest) = self.free[self.group_of(data) as usize].front() {
-            self.prefetch_unit(dest);
+            self.prefetch_bits(dest);
         }
     }
 
-    /// Prefetch the reverse-map entries, bitmap words and valid counts of `unit`.
+    /// Prefetch the reverse-map entries, bitmap words and valid counts of `unit` (a
+    /// log block, whose pages' entries a merge clears).
     pub fn prefetch_unit(&self, unit: u32) {
+        for m in 0..self.sb {
+            let first = self.block(unit, m) * self.ppb;
+            prefetch_span(&self.p2l, first as usize, self.ppb as usize);
+        }
+        self.prefetch_bits(unit);
+    }
+
+    /// Prefetch the bitmap words and valid counts of `unit`.
+    fn prefetch_bits(&self, unit: u32) {
         for m in 0..self.sb {
             let block = self.block(unit, m);
             let first = block * self.ppb;
-            prefetch_span(&self.p2l, first as usize, self.ppb as usize);
             self.nand.prefetch(first);
             self.nand.prefetch(first + self.ppb - 1);
             self.nand.prefetch_block(block);
