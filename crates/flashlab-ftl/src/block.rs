@@ -32,6 +32,7 @@ impl BlockFtl {
         self.u.stats.merges_full += 1;
         self.u.erase_unit(old, Cause::Merge);
         self.u.data[lbn as usize] = new;
+        self.u.set_home(lpn);
         Ok(())
     }
 

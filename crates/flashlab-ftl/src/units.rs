@@ -65,8 +65,10 @@ pub(crate) struct Units {
     pub clock: u64,
     next_tag: u32,
     strict_ops: u64,
-    /// Scratch list of a bulk copy's destination offsets ([`Units::copy_range`]).
-    offs: Vec<u32>,
+    /// Scratch words of a bulk copy's destination offsets and its (offset, old page)
+    /// list of pages from log blocks ([`Units::copy_range`]).
+    words: Vec<u64>,
+    logged: Vec<(u32, u32)>,
     /// Position, old and new page of each copy of a recorded bulk copy, for the op log.
     moves: Vec<(u32, u32, u32)>,
     /// Merge copies in bulk (default) or page by page (the reference path).
@@ -117,7 +119,8 @@ impl Units {
             clock: 0,
             next_tag: 0,
             strict_ops: 0,
-            offs: Vec::new(),
+            words: Vec::new(),
+            logged: Vec::new(),
             moves: Vec::new(),
             bulk_copies: true,
             geo,
@@ -210,8 +213,10 @@ impl Units {
         debug_assert_eq!(page, self.page_at(unit, k));
         self.log(OpKind::Program, cause, page);
         self.p2l[page as usize] = lpn as u32;
-        self.l2p[lpn as usize] = page;
-        self.lbn_valid[(lpn / self.upp as u64) as usize] += 1;
+        let lbn = (lpn / self.upp as u64) as usize;
+        // In place in the data unit: home (kept canonical so merges find no stored entry).
+        self.l2p[lpn as usize] = if unit == self.data[lbn] { HOME } else { page };
+        self.lbn_valid[lbn] += 1;
         self.fill[unit as usize] = k + 1;
         page
     }
@@ -232,6 +237,15 @@ impl Units {
     pub fn drop_data(&mut self, lbn: u32) {
         self.erase_unit(self.data[lbn as usize], Cause::Merge);
         self.data[lbn as usize] = NONE;
+    }
+
+    /// `lpn`, which lives at its home offset of its data unit, keeps no stored location.
+    pub fn set_home(&mut self, lpn: u64) {
+        debug_assert_eq!(self.lookup(lpn), {
+            let (lbn, k) = self.split(lpn);
+            self.page_at(self.data[lbn as usize], k)
+        });
+        self.l2p[lpn as usize] = HOME;
     }
 
     /// Drop the mapping of `lpn`, invalidating its page.

@@ -4,6 +4,8 @@
 
 use crate::{Cause, Geometry, OpCounters, OpKind, Table};
 
+mod words;
+
 /// State of one physical page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PageState {

@@ -187,6 +187,56 @@ proptest! {
     }
 }
 
+proptest! {
+    /// `valid_words` reads a range's bits as `page_state` says, across bitmap words;
+    /// `program_words` of those words into another block equals `program_offsets` of
+    /// the same offsets (state, counters and the count returned).
+    #[test]
+    fn program_words_equals_program_offsets(ppb in 1u32..200, valid in proptest::collection::vec(any::<bool>(), 0..200),
+                                            lo in 0u32..200, hi in 0u32..200, before in 0u32..200, src in 0u32..4, dst in 0u32..4) {
+        prop_assume!(src != dst);
+        let geo = Geometry { pages_per_block: ppb, ..small() };
+        let (lo, hi) = { let (x, y) = (lo % (ppb + 1), hi % (ppb + 1)); (x.min(y), x.max(y)) };
+        let before = before % (lo + 1);
+        let (mut a, mut b) = (Nand::new(geo), Nand::new(geo));
+        for n in [&mut a, &mut b] {
+            n.program_span(src, ppb, Cause::Host);
+            for o in 0..ppb {
+                if !valid.get(o as usize).copied().unwrap_or(true) {
+                    n.invalidate(src * ppb + o);
+                }
+            }
+            n.program_span(dst, before, Cause::Host);
+        }
+        let mut words = Vec::new();
+        a.valid_words(src, lo, hi, &mut words);
+        prop_assert_eq!(words.len() as u32, (hi - lo).div_ceil(64));
+        let offs: Vec<u32> = (lo..hi).filter(|&o| b.page_state(src * ppb + o) == PageState::Valid).collect();
+        for o in lo..hi {
+            let bit = words[((o - lo) / 64) as usize] >> ((o - lo) % 64) & 1 == 1;
+            prop_assert_eq!(bit, offs.contains(&o));
+        }
+        let n = a.program_words(dst, lo, &words, Cause::Merge);
+        b.program_offsets(dst, &offs, Cause::Merge);
+        prop_assert_eq!(n as usize, offs.len());
+        prop_assert_eq!(a.write_pointer(dst), b.write_pointer(dst));
+        prop_assert_eq!(a.valid_count(dst), b.valid_count(dst));
+        prop_assert_eq!(a.counters(), b.counters());
+        for p in 0..geo.pages() {
+            prop_assert_eq!(a.page_state(p), b.page_state(p));
+        }
+        a.check_all().unwrap();
+    }
+}
+
+#[test]
+#[should_panic(expected = "program of offsets 1..=3")]
+fn program_words_behind_the_write_pointer_panics() {
+    let mut n = Nand::new(small());
+    n.program_span(1, 2, Cause::Host);
+    n.program_words(1, 1, &[0b101], Cause::Merge);
+}
+
 #[test]
 #[should_panic(expected = "not ascending")]
 fn program_offsets_out_of_order_panics() {

@@ -31,10 +31,14 @@ impl Units {
             return (from..to).map(|k| self.copy(base + k as u64, unit, k, cause) as u64).sum();
         }
         self.moves.clear();
+        // Any stored location in the range (log pages; home pages the map names)? The
+        // scan is branch-free over a few cache lines; most merges of block mapping find none.
+        let span = &self.l2p[(base + from as u64) as usize..(base + to.max(from) as u64) as usize];
+        let stored = span.iter().fold(false, |a, &e| a | (e < HOME));
         let mut n = 0;
         let mut last = None;
         for m in 0..self.sb {
-            let (copied, hi) = self.copy_member(base, unit, m, (from, to), cause, home);
+            let (copied, hi) = self.copy_member(lbn, unit, m, (from, to), (cause, home, stored));
             n += copied;
             last = last.max(hi);
         }
@@ -63,62 +67,145 @@ impl Units {
     }
 
     /// The part of [`Self::copy_range`] that lands in member block `m` of `unit`
-    /// (positions `k ≡ m mod S`): remap each page, then invalidate the old copies and
-    /// program the destination offsets at once. Returns the pages copied and the last
-    /// position. Old copies in the logical unit's data unit (most of a merge's) sit at
-    /// their own offsets there (checked by [`Units::check_all`]), so they are exactly
-    /// that member block's valid pages in the offset range, invalidated as a range; the
-    /// others (in log blocks) one by one.
-    fn copy_member(&mut self, base: u64, unit: u32, m: u32, range: (u32, u32), cause: Cause, home: bool) -> (u64, Option<u32>) {
-        let ((from, to), sb, block) = (range, self.sb, self.block(unit, m));
+    /// (positions `k ≡ m mod S`, page offsets `lo..hi` of the member blocks). The valid
+    /// pages of the data unit's member block in that range are exactly `lbn`'s home
+    /// pages there (the data-unit invariant, [`Units::check_all`]): their bits are read
+    /// as words, invalidated as a range and programmed at the same offsets of the
+    /// destination, with no map or reverse-map entry touched. Pages with a stored
+    /// location (`stored`: the range has some) are found by a scan of the map: those in
+    /// log blocks are invalidated one by one and their offsets added to the words.
+    /// Returns the pages copied and the last position.
+    fn copy_member(
+        &mut self,
+        lbn: u32,
+        unit: u32,
+        m: u32,
+        range: (u32, u32),
+        how: (Cause, bool, bool),
+    ) -> (u64, Option<u32>) {
+        let ((from, to), (cause, home, stored), sb) = (range, how, self.sb);
+        let (block, data) = (self.block(unit, m), self.data[lbn as usize]);
         let first = block * self.ppb;
         let k0 = from + (m + sb - from % sb) % sb;
         let (lo, hi) = (k0 / sb, k0 / sb + to.saturating_sub(k0).div_ceil(sb));
-        let data = self.data[(base / self.upp as u64) as usize];
         let src = if data == NONE || data == unit { u32::MAX } else { self.block(data, m) };
         let src_first = src.wrapping_mul(self.ppb);
-        let mut offs = std::mem::take(&mut self.offs);
-        offs.clear();
-        let mut from_src = 0;
+        let mut words = std::mem::take(&mut self.words);
+        if src != u32::MAX {
+            self.nand.valid_words(src, lo, hi, &mut words);
+            if self.s.track_content {
+                let (a, b) = ((src_first + lo) as usize, (src_first + hi) as usize);
+                self.tags.copy_within(a..b, (first + lo) as usize);
+            }
+        } else {
+            words.clear();
+            words.resize((hi - lo).div_ceil(64) as usize, 0);
+        }
+        let mut logged = std::mem::take(&mut self.logged);
+        logged.clear();
+        if stored {
+            self.take_stored(lbn, (block, m, lo, hi), src, home, &mut words, &mut logged);
+        }
+        if !home {
+            self.pin_home(lbn, (block, m, lo), &words);
+        }
+        if src != u32::MAX {
+            self.nand.invalidate_range(src, lo, hi);
+        }
+        let n = self.nand.program_words(block, lo, &words, cause) as u64;
+        if self.record_ops {
+            let mut l = logged.iter().peekable();
+            for_each_bit(&words, |i| {
+                let j = lo + i;
+                let old = match l.peek() {
+                    Some(&&(lj, old)) if lj == j => {
+                        l.next();
+                        old
+                    }
+                    _ => src_first + j,
+                };
+                self.moves.push((j * sb + m, old, first + j));
+            });
+        }
+        let last =
+            words.iter().rposition(|&v| v != 0).map(|w| (lo + 64 * w as u32 + 63 - words[w].leading_zeros()) * sb + m);
+        self.words = words;
+        self.logged = logged;
+        (n, last)
+    }
+
+    /// The map scan of [`Self::copy_member`]: each page of offsets `lo..hi` of member
+    /// block `m` with a stored location. One in the data unit (`src`) is home (its bit
+    /// is in `words` already); one elsewhere (a log block) is invalidated, its offset
+    /// set in `words` and listed in `logged` with its old page. The map entry becomes
+    /// [`HOME`] (`home`) or the destination page.
+    fn take_stored(
+        &mut self,
+        lbn: u32,
+        at: (u32, u32, u32, u32),
+        src: u32,
+        home: bool,
+        words: &mut [u64],
+        logged: &mut Vec<(u32, u32)>,
+    ) {
+        let ((block, m, lo, hi), sb) = (at, self.sb);
+        let (first, src_first) = (block * self.ppb, src.wrapping_mul(self.ppb));
+        let base = lbn as u64 * self.upp as u64;
         for j in lo..hi {
             let lpn = base + (j * sb + m) as u64;
             let e = self.l2p[lpn as usize];
-            if e == NO_PAGE {
+            if e >= HOME {
                 continue;
             }
-            // A home page is at its offset of the data unit (`data != unit` then).
-            let old = if e == HOME { src_first + j } else { e };
             let page = first + j;
-            if src != u32::MAX && old.wrapping_sub(src_first) < self.ppb {
-                from_src += 1; // the data unit's p2l entries are not kept
+            if src == u32::MAX || e.wrapping_sub(src_first) >= self.ppb {
+                let bit = 1u64 << ((j - lo) % 64);
+                let w = &mut words[((j - lo) / 64) as usize];
+                assert!(*w & bit == 0, "lpn {lpn}: valid in log page {e} and in its data unit");
+                *w |= bit;
+                self.nand.invalidate(e);
+                self.p2l[e as usize] = NO_PAGE;
+                logged.push((j, e));
+                if self.s.track_content {
+                    self.tags[page as usize] = self.tags[e as usize];
+                }
             } else {
-                self.nand.invalidate(old);
-                self.p2l[old as usize] = NO_PAGE;
+                debug_assert_eq!(e - src_first, j, "a data unit's page at its own offset");
             }
             if home {
-                if e != HOME {
-                    self.l2p[lpn as usize] = HOME;
-                }
+                self.l2p[lpn as usize] = HOME;
             } else {
                 self.p2l[page as usize] = lpn as u32;
                 self.l2p[lpn as usize] = page;
             }
-            if self.s.track_content {
-                self.tags[page as usize] = self.tags[old as usize];
-            }
-            offs.push(j);
-            if self.record_ops {
-                self.moves.push((j * sb + m, old, page));
-            }
         }
-        if src != u32::MAX {
-            let cleared = self.nand.invalidate_range(src, lo, hi);
-            assert_eq!(cleared, from_src, "data unit {data}: valid pages in offsets {lo}..{hi} that are not its own");
+    }
+
+    /// A copy into a block that is not to be the data unit (BAST's padding): the home
+    /// pages that moved (the bits of `words` whose entries are still [`HOME`]; the
+    /// others were given their new page by [`Self::take_stored`]) get stored locations.
+    fn pin_home(&mut self, lbn: u32, at: (u32, u32, u32), words: &[u64]) {
+        let ((block, m, lo), sb) = (at, self.sb);
+        let base = lbn as u64 * self.upp as u64;
+        for_each_bit(words, |i| {
+            let (j, lpn) = (lo + i, base + ((lo + i) * sb + m) as u64);
+            if self.l2p[lpn as usize] == HOME {
+                let page = block * self.ppb + j;
+                self.p2l[page as usize] = lpn as u32;
+                self.l2p[lpn as usize] = page;
+            }
+        });
+    }
+}
+
+/// Call `f` with the index of every set bit of `words` (bit `i` of `words[w]` = `64 w + i`), ascending.
+#[inline]
+fn for_each_bit(words: &[u64], mut f: impl FnMut(u32)) {
+    for (w, &v) in words.iter().enumerate() {
+        let mut v = v;
+        while v != 0 {
+            f(64 * w as u32 + v.trailing_zeros());
+            v &= v - 1;
         }
-        self.nand.program_offsets(block, &offs, cause);
-        let n = offs.len() as u64;
-        let last = offs.last().map(|&j| j * sb + m);
-        self.offs = offs;
-        (n, last)
     }
 }

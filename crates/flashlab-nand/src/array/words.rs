@@ -1,0 +1,65 @@
+//! A block's validity bits as words, for merges in bulk (issue 22 target 5): a
+//! block-mapped FTL's merge moves the valid pages of a range of offsets to the same
+//! offsets of another block, so it can read the range's bits as words
+//! ([`Nand::valid_words`]) and program the destination from words
+//! ([`Nand::program_words`]) instead of page by page.
+
+use super::Nand;
+use crate::{Cause, OpKind};
+
+impl Nand {
+    /// The validity bits of `block`'s pages at offsets `lo..hi` into `out` (cleared
+    /// first): bit `i` of `out[w]` is offset `lo + 64 w + i`; `(hi − lo).div_ceil(64)`
+    /// words, the bits beyond `hi` zero.
+    pub fn valid_words(&self, block: u32, lo: u32, hi: u32, out: &mut Vec<u64>) {
+        assert!(lo <= hi && hi <= self.ppb, "NAND: bits of pages {lo}..{hi} of block {block}");
+        out.clear();
+        let first = self.first_page(block);
+        let (mut p, end) = (first + lo, first + hi);
+        while p < end {
+            let n = (end - p).min(64);
+            let (w, s) = ((p >> 6) as usize, p & 63);
+            let mut v = self.valid_bits[w] >> s;
+            if s != 0 && s + n > 64 {
+                v |= self.valid_bits[w + 1] << (64 - s);
+            }
+            if n < 64 {
+                v &= (1u64 << n) - 1;
+            }
+            out.push(v);
+            p += n;
+        }
+    }
+
+    /// Program the pages of `block` at the offsets whose bits are set in `words` (bit
+    /// `i` of `words[w]` = offset `lo + 64 w + i`; the first at or beyond the write
+    /// pointer) and leave the ones between them skipped: the state and counters of
+    /// [`Self::program_offsets`] with those offsets. Returns the pages programmed.
+    pub fn program_words(&mut self, block: u32, lo: u32, words: &[u64], cause: Cause) -> u32 {
+        let Some(lw) = words.iter().rposition(|&v| v != 0) else { return 0 };
+        let fw = words.iter().position(|&v| v != 0).expect("a set bit");
+        let (first_off, last_off) =
+            (lo + 64 * fw as u32 + words[fw].trailing_zeros(), lo + 64 * lw as u32 + 63 - words[lw].leading_zeros());
+        let b = block as usize;
+        assert!(
+            first_off >= self.write_ptr[b] && last_off < self.ppb,
+            "NAND: program of offsets {first_off}..={last_off} into block {block} at page {}",
+            self.write_ptr[b]
+        );
+        let base = self.first_page(block) + lo;
+        let mut n = 0;
+        for (i, &v) in words[..=lw].iter().enumerate() {
+            n += v.count_ones();
+            let q = base + 64 * i as u32;
+            let (w, s) = ((q >> 6) as usize, q & 63);
+            self.valid_bits[w] |= v << s;
+            if s != 0 && v >> (64 - s) != 0 {
+                self.valid_bits[w + 1] |= v >> (64 - s);
+            }
+        }
+        self.write_ptr[b] = last_off + 1;
+        self.valid[b] += n;
+        self.counters.add(OpKind::Program, cause, n as u64);
+        n
+    }
+}
