@@ -101,13 +101,16 @@ impl Ftl {
         }
     }
     /// Write logical pages `0..L` in order at once where the scheme can lay them out in
-    /// bulk with exactly the write-by-write state ([`PageFtl::prefill_sequential`]); false
-    /// (nothing done) elsewhere.
+    /// bulk with exactly the write-by-write state ([`PageFtl::prefill_sequential`], and
+    /// the block-mapped schemes' `Units::prefill_sequential`); false (nothing done) where
+    /// that does not apply.
     pub fn prefill_sequential(&mut self) -> Result<bool, FtlError> {
         match self {
             Ftl::Page(f) => f.prefill_sequential(),
             Ftl::Dftl(f) => f.prefill_sequential(),
-            _ => Ok(false),
+            Ftl::Block(f) => f.u.prefill_sequential(),
+            Ftl::Bast(f) => f.u.prefill_sequential(),
+            Ftl::Fast(f) => f.u.prefill_sequential(),
         }
     }
     /// The page-mapped FTL, if that is the scheme (page-mapping-only tools).

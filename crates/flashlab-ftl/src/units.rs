@@ -29,6 +29,7 @@ use std::collections::VecDeque;
 mod bulk;
 mod check;
 mod prefetch;
+mod prefill;
 
 /// "No unit" / "no log slot".
 pub(crate) const NONE: u32 = u32::MAX;

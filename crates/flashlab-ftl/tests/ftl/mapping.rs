@@ -30,8 +30,11 @@ fn ftl_with(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32, log
 }
 
 fn ftl_seq(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32, log_victim: LogVictim, seq: u32) -> Ftl {
-    let g = geo(planes, ppb);
-    let s = FtlSettings {
+    Ftl::new(geo(planes, ppb), settings(scheme, ppb, sb, log_blocks, log_victim, seq)).unwrap()
+}
+
+fn settings(scheme: Scheme, ppb: u32, sb: u32, log_blocks: u32, log_victim: LogVictim, seq: u32) -> FtlSettings {
+    FtlSettings {
         logical_pages: 8 * (sb * ppb) as u64,
         free_blocks_min: 2,
         victim: VictimPolicy::Greedy,
@@ -55,8 +58,7 @@ fn ftl_seq(scheme: Scheme, planes: u32, ppb: u32, sb: u32, log_blocks: u32, log_
             superblock_blocks: sb,
             ..MappingSettings::default()
         },
-    };
-    Ftl::new(g, s).unwrap()
+    }
 }
 
 fn write_all(f: &mut Ftl, lpns: impl IntoIterator<Item = u64>) {
@@ -372,5 +374,64 @@ proptest! {
         }
         bulk.check_invariants().unwrap();
         per_page.check_invariants().unwrap();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// The bulk sequential prefill of the block-mapped schemes (`units/prefill.rs`)
+    /// leaves the state of writing logical pages `0..L` one by one (a short last
+    /// logical unit too), and the two stay equal under the same random writes, trims
+    /// and reads after it (every lookup, page state, block pointer and count, counter
+    /// and statistic, the invariants).
+    #[test]
+    fn bulk_prefill_equals_writes_in_order(scheme in schemes(), sb in prop_oneof![Just(1u32), Just(2)],
+                                           ppb in prop_oneof![Just(4u32), Just(96)], logs in 2u32..5,
+                                           short in 0u64..5, ops in ops()) {
+        let mut s = settings(scheme, ppb, sb, logs, LogVictim::Lru, 1);
+        (s.strict, s.track_content) = (false, false);
+        s.logical_pages -= short;
+        let (mut bulk, mut each) = (Ftl::new(geo(2, ppb), s.clone()).unwrap(), Ftl::new(geo(2, ppb), s).unwrap());
+        prop_assert!(bulk.prefill_sequential().unwrap());
+        let l = each.settings().logical_pages;
+        for lpn in 0..l {
+            each.write(lpn).unwrap();
+        }
+        prop_assert!(!bulk.prefill_sequential().unwrap(), "only on a fresh FTL");
+        for (i, op) in std::iter::once(None).chain(ops.into_iter().map(Some)).enumerate() {
+            for f in [&mut bulk, &mut each] {
+                match op {
+                    Some(Op::Write(x)) => f.write(x % l).unwrap(),
+                    Some(Op::Trim(x)) => f.trim(x % l).unwrap(),
+                    Some(Op::Read(x)) => { f.read(x % l).unwrap(); }
+                    None => {}
+                }
+            }
+            if i % 50 == 0 {
+                prop_assert_eq!(bulk.nand().counters(), each.nand().counters());
+                prop_assert_eq!(bulk.stats(), each.stats());
+                for lpn in 0..l {
+                    prop_assert_eq!(bulk.lookup(lpn), each.lookup(lpn), "lpn {} after {} ops", lpn, i);
+                }
+                let (a, b) = (bulk.nand(), each.nand());
+                for blk in 0..a.geometry().blocks() {
+                    prop_assert_eq!((a.write_pointer(blk), a.valid_count(blk), a.erase_count(blk)),
+                                    (b.write_pointer(blk), b.valid_count(blk), b.erase_count(blk)));
+                }
+                bulk.check_invariants().unwrap();
+            }
+        }
+        prop_assert_eq!(bulk.nand().counters(), each.nand().counters());
+        prop_assert_eq!(bulk.stats(), each.stats());
+        for lpn in 0..l {
+            prop_assert_eq!(bulk.read(lpn).unwrap(), each.read(lpn).unwrap());
+        }
+        let (a, b) = (bulk.nand(), each.nand());
+        for p in 0..a.geometry().pages() {
+            prop_assert_eq!(a.page_state(p), b.page_state(p));
+        }
+        bulk.check_invariants().unwrap();
+        each.check_invariants().unwrap();
     }
 }
