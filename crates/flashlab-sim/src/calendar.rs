@@ -241,8 +241,20 @@ impl Calendar {
     #[inline(always)]
     pub fn book_pair(&mut self, ready: u64, len: u64, who: usize) -> (u64, u64) {
         let c = self.cursor[who];
-        if c != NIL && self.node(c).next == NIL && self.node(c).end <= ready {
-            return self.append_pair(c, ready, len, who);
+        if c != NIL {
+            // The die's slot ends at or before `ready` and the pair fits before the next
+            // slot: the general path's search starts at `c` (it starts at or before
+            // `ready`, the next one after it) and stops at once with `ready` free, and
+            // the pair fits whole: so place it there. A GC run's pairs land so almost
+            // always, behind everything booked or in the gap another die's run left.
+            let n = *self.node(c);
+            if n.end <= ready && ready < n.next_start && ready + 2 * len <= n.next_start {
+                if n.next == NIL {
+                    return self.append_pair(c, &n, ready, len, who);
+                }
+                self.place(ready, ready + 2 * len, len, 0, who, c, n.next);
+                return (ready, ready + len);
+            }
         }
         let (start, prev, next) = self.earliest(ready, len, who, |_| false);
         if next == NIL || self.after(prev).1 >= start + 2 * len {
@@ -253,16 +265,13 @@ impl Calendar {
         (start, self.book(start + len, len, 0, who))
     }
 
-    /// [`Calendar::book_pair`] where die `who`'s cursor `c` is the last slot and ends at
-    /// or before `ready`: the general path's search starts at `c` (it starts at or
-    /// before `ready` and nothing follows it), finds `ready` free with no slot after it,
-    /// and places both transfers there, merged into `c` if they leave it a gap shorter
-    /// than `len`. The same steps without the search and the neighbour tests: half of a
-    /// GC run's pairs on an overloaded device land behind everything booked.
+    /// [`Calendar::book_pair`] where die `who`'s cursor `c` (node `p`) is the last slot
+    /// and ends at or before `start`: [`Calendar::place`] with no next slot, i.e. both
+    /// transfers merged into `c` if they leave it a gap shorter than `len`, else a new
+    /// last slot. Half of a GC run's pairs on an overloaded device land so.
     #[inline(always)]
-    fn append_pair(&mut self, c: u32, start: u64, len: u64, who: usize) -> (u64, u64) {
+    fn append_pair(&mut self, c: u32, p: &Node, start: u64, len: u64, who: usize) -> (u64, u64) {
         let end = start + 2 * len;
-        let p = *self.node(c);
         let at = if start - p.end < len && (!self.movable || p.owner == 0) {
             self.nodes[c as usize].end = end;
             c
@@ -476,8 +485,9 @@ mod tests {
     /// each ready a fixed time after the previous pair's second transfer ends (shorter
     /// or longer than a transfer, so appended pairs both merge with the last slot and
     /// open new ones), runs of different dies interleaved and often landing behind
-    /// everything booked ([`Calendar::append_pair`]), single bookings and pruning in
-    /// between: booked by pairs and by single bookings, every start and every slot agree.
+    /// everything booked ([`Calendar::append_pair`]) or in the gap behind their die's
+    /// last slot, single bookings and pruning in between: booked by pairs and by single
+    /// bookings, every start and every slot agree.
     #[test]
     fn runs_of_pairs_book_like_single_bookings() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -490,7 +500,7 @@ mod tests {
         let (dies, len) = (4, 10);
         let (mut a, mut b) = (Calendar::new(dies, false), Calendar::new(dies, false));
         let mut free = vec![0u64; dies];
-        let mut appended = 0;
+        let (mut appended, mut filled) = (0, 0);
         for _ in 0..2000 {
             let who = rnd(dies as u64) as usize;
             if rnd(4) == 0 {
@@ -501,8 +511,12 @@ mod tests {
             let gap = [3, 9, 10, 25, 40][rnd(5) as usize];
             let mut ready = free[who] + rnd(60);
             for _ in 0..1 + rnd(12) {
-                let tail = a.cursor[who] != NIL && a.node(a.cursor[who]).next == NIL;
-                appended += (tail && a.node(a.cursor[who]).end <= ready) as u32;
+                if a.cursor[who] != NIL {
+                    let n = *a.node(a.cursor[who]);
+                    let behind = n.end <= ready && ready + 2 * len <= n.next_start;
+                    appended += (behind && n.next == NIL) as u32;
+                    filled += (behind && n.next != NIL) as u32;
+                }
                 let first = b.book(ready, len, 0, who);
                 let pair = (first, b.book(first + len, len, 0, who));
                 assert_eq!(a.book_pair(ready, len, who), pair);
@@ -515,6 +529,7 @@ mod tests {
             b.prune(floor);
         }
         assert!(appended > 1000, "only {appended} pairs appended behind everything");
+        assert!(filled > 1000, "only {filled} pairs fitted in the gap after their die's slot");
     }
 
     /// Model check against a brute-force oracle: random bookings of one length never
