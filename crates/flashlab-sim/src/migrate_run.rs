@@ -40,10 +40,10 @@ impl Timeline {
         let others = self.other_dies_free(ch, die);
         let (xfer, read_ns, program_ns) = (self.xfer_ns, self.t.read_ns, self.t.program_ns);
         let (mut free, mut wait, mut last) = (self.die_free[die], 0, None);
-        let mut n = 0;
+        let (mut n, mut planes) = (0, (u32::MAX, u32::MAX));
         let (plane_die, floor, cal) = (&self.plane_die, self.floor, &mut self.cal[ch]);
         while let [read, program, ..] = &ops[n..] {
-            if !is_migration_on(plane_die, die, read, program) {
+            if !is_migration_on(plane_die, die, read, program, &mut planes) {
                 break;
             }
             // What `exec_read_program` does for one pair, with `prune`'s floor from
@@ -76,16 +76,35 @@ impl Timeline {
 }
 
 /// Whether `read` → `program` is a GC migration through the controller on `die`
-/// (`plane_die`: [`Timeline`]'s die of each plane).
+/// (`plane_die`: [`Timeline`]'s die of each plane). `planes`: the (read, program)
+/// planes of the run's last pair, which passed; a run's pairs read one victim and
+/// program one frontier, so the die lookups are skipped while the planes repeat.
 #[inline(always)]
-fn is_migration_on(plane_die: &[u32], die: usize, read: &FlashOp, program: &FlashOp) -> bool {
-    read.kind == OpKind::Read
-        && read.cause == Cause::Gc
-        && program.kind == OpKind::Program
-        && program.cause == Cause::Gc
-        && plane_die[read.plane as usize] as usize == die
-        && plane_die[program.plane as usize] as usize == die
+fn is_migration_on(plane_die: &[u32], die: usize, read: &FlashOp, program: &FlashOp, planes: &mut (u32, u32)) -> bool {
+    if kinds(read, program) != MIGRATION {
+        return false;
+    }
+    let p = (read.plane, program.plane);
+    if p == *planes {
+        return true;
+    }
+    let on = plane_die[p.0 as usize] as usize == die && plane_die[p.1 as usize] as usize == die;
+    if on {
+        *planes = p;
+    }
+    on
 }
+
+/// The kinds and causes of a (read, program) pair packed into one word, so that
+/// [`is_migration_on`] tests all four with one compare.
+#[inline(always)]
+fn kinds(read: &FlashOp, program: &FlashOp) -> u32 {
+    u32::from_le_bytes([read.kind as u8, read.cause as u8, program.kind as u8, program.cause as u8])
+}
+
+/// [`kinds`] of a GC migration.
+const MIGRATION: u32 =
+    u32::from_le_bytes([OpKind::Read as u8, Cause::Gc as u8, OpKind::Program as u8, Cause::Gc as u8]);
 
 #[cfg(test)]
 pub(crate) mod tests {
