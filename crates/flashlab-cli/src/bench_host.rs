@@ -90,7 +90,11 @@ pub(crate) fn run_fs_iozone(kind: FsKind, quick: bool) -> anyhow::Result<(Outcom
     }
     let spec = raw.resolve_fs_bench()?;
     let start = Instant::now();
-    let out = crate::fs_bench::run_kind(kind, &raw, &ssd, &spec)?;
+    // A case runs in a process of its own (`bench_isolate.rs`), which ends after
+    // it: the model is left to the exit rather than freed on the clock (with
+    // `--in-process`, the few cases of one process hold their memory until it ends).
+    let end = crate::fs_bench::AtEnd::Leak;
+    let out = crate::fs_bench::run_kind_then(kind, &raw, &ssd, &spec, end)?;
     let wall = start.elapsed().as_secs_f64();
     let measured = || out.report.phases.iter().filter(|p| p.measured);
     let requests: u64 = measured().map(|p| p.requests).sum();
