@@ -64,8 +64,6 @@ pub struct DftlFtl {
     stamp: Vec<u32>,
     epoch: u32,
     strict_ops: u64,
-    /// [`Self::pool_plane`]'s key fits a `u64`.
-    narrow: bool,
     /// Host writes go through `PageFtl::write_plain` (the same state; checked when made
     /// and when the op log is switched).
     plain: bool,
@@ -107,7 +105,6 @@ impl DftlFtl {
         let plain = d.plain_writes_apply_with_moved_list();
         // Free blocks and plane numbers below 2^24 (NARROW_FREE bits), translation
         // blocks per plane (at most `t_limit + 1`) below 2^16.
-        let narrow = pool::narrow_keys(&geo, t_limit);
         Ok(DftlFtl {
             d,
             variant,
@@ -126,7 +123,6 @@ impl DftlFtl {
             stamp: vec![0; tpages as usize],
             epoch: 0,
             strict_ops: 0,
-            narrow,
             plain,
         })
     }
@@ -284,6 +280,28 @@ impl DftlFtl {
             return;
         };
         self.t_blocks.swap_remove(i);
+        if self.d.record_ops {
+            self.t_gc_logged(victim);
+        } else {
+            // The same state and counters as the logged loop, with the copies programmed
+            // into the frontier as one run (they fit: see the module docs).
+            let open = self.t_open;
+            let base = self.d.nand.first_page(open) + self.d.nand.write_pointer(open);
+            let n = t_gc_run(&mut self.d.p2l, &mut self.gtd, &self.d.nand, victim, base);
+            self.d.nand.invalidate_block(victim);
+            self.d.nand.count(OpKind::Read, Cause::Mapping, n as u64);
+            self.d.stats.map_reads += n as u64;
+            self.d.nand.program_span(open, n, Cause::Mapping);
+            self.d.stats.map_writes += n as u64;
+        }
+        let plane = self.d.nand.plane_of_block(victim);
+        self.t_count[plane as usize] -= 1;
+        self.d.erase_free(plane, victim, Cause::Mapping);
+    }
+
+    /// [`Self::t_gc`]'s copies with the op log: per valid page of `victim`, in order, the
+    /// read of it, then the program of its copy at the frontier.
+    fn t_gc_logged(&mut self, victim: u32) {
         let first = self.d.nand.first_page(victim);
         let mut from = 0;
         while let Some(page) = self.d.nand.next_valid(victim, from) {
@@ -294,9 +312,6 @@ impl DftlFtl {
             self.d.p2l[page as usize] = NO_PAGE;
             self.t_program(t as u64);
         }
-        let plane = self.d.nand.plane_of_block(victim);
-        self.t_count[plane as usize] -= 1;
-        self.d.erase_free(plane, victim, Cause::Mapping);
     }
 
     /// Bring the map up to date with the pages data GC and wear levelling moved.
@@ -323,11 +338,10 @@ impl DftlFtl {
                 }
             }
             self.moved.clear();
-            // The cached pages' slots are random (`slot_of`, then the slot): bring them
-            // in together, with the rewrites' old copies in between, and give them the
-            // rewrites' time to arrive (the rewrites touch no CMT state, so marking the
+            // The cached pages' slots are random (`slot_of`, prefetched by `split_moved`,
+            // then the slot): bring them in together, with the rewrites' old copies in
+            // between, and give them the rewrites' time to arrive (the rewrites touch no CMT state, so marking the
             // entries dirty after them leaves the same state).
-            cached.iter().for_each(|&l| self.cmt.prefetch(l as u64));
             self.prefetch_old_copies(&touched);
             cached.iter().for_each(|&l| self.cmt.prefetch_slot(l as u64));
             let r = self.rewrite_all(&touched);
@@ -511,6 +525,22 @@ fn rewrite_run(p2l: &mut [u32], gtd: &mut [u32], nand: &mut Nand, ts: &[u32], ba
         gtd[t as usize] = new;
     }
     old_copies
+}
+
+/// [`DftlFtl::t_gc`]'s copies without an op log: each valid page of `victim`, in order,
+/// moved to `base`, `base + 1`, … (reverse map and GTD; the caller invalidates the victim
+/// and programs the run). Returns how many moved.
+fn t_gc_run(p2l: &mut [u32], gtd: &mut [u32], nand: &Nand, victim: u32, base: u32) -> u32 {
+    let mut cur = nand.valid_cursor(victim, 0);
+    let mut n = 0;
+    while let Some(page) = nand.next_valid_at(&mut cur) {
+        let (t, new) = (p2l[page as usize], base + n);
+        p2l[page as usize] = NO_PAGE;
+        p2l[new as usize] = t;
+        gtd[t as usize] = new;
+        n += 1;
+    }
+    n
 }
 
 impl Mapping for DftlFtl {

@@ -4,28 +4,12 @@
 
 use super::DftlFtl;
 use crate::FtlError;
-use flashlab_nand::Geometry;
-
-/// The narrow (`u64`) plane key: translation blocks in bits 48.., the free blocks'
-/// complement in bits 24..48, the plane in bits 0..24.
-const NARROW_T: u32 = 48;
-const NARROW_FREE: u32 = 24;
-const NARROW_MAX: u64 = (1 << NARROW_FREE) - 1;
-
-/// Whether every part of the plane key fits the narrow key on this device: free blocks
-/// (at most blocks per plane) and plane numbers below 2^24, translation blocks per plane
-/// (at most `t_limit + 1`) below 2^16.
-pub(super) fn narrow_keys(geo: &Geometry, t_limit: usize) -> bool {
-    (geo.blocks_per_plane as u64) < NARROW_MAX
-        && (geo.planes() as u64) < NARROW_MAX
-        && (t_limit as u64 + 1) < 1 << (64 - NARROW_T)
-}
 
 impl DftlFtl {
     /// A free block from the plane [`Self::pool_plane`] picks; data GC first frees one
     /// beyond the plane's reserve if needed.
     pub(super) fn pool_block(&mut self) -> Result<u32, FtlError> {
-        let plane = self.pool_plane(self.narrow);
+        let plane = self.pool_plane();
         let reserve = self.d.gc_reserve();
         let mut runs = 0;
         while self.d.free[plane as usize].len() <= reserve {
@@ -41,20 +25,21 @@ impl DftlFtl {
     }
 
     /// The plane with the fewest translation blocks, then the most free blocks, then the
-    /// lowest number: the minimum of a key packing the three into one integer, a `u64`
-    /// when `narrow` ([`narrow_keys`]: the bench's devices), else a `u128` (each part is
-    /// at most a u32). One scan of the planes per new translation block.
-    fn pool_plane(&self, narrow: bool) -> u32 {
-        let (free, t_count) = (&self.d.free[..], &self.t_count[..]);
-        if narrow {
-            let key = |(p, (f, &t)): (usize, (&std::collections::VecDeque<u32>, &u32))| {
-                (t as u64) << NARROW_T | (NARROW_MAX - f.len() as u64) << NARROW_FREE | p as u64
-            };
-            let k = free.iter().zip(t_count).enumerate().map(key).min();
-            return k.map_or(0, |k| (k & NARROW_MAX) as u32);
+    /// lowest number: one scan of the planes per new translation block, for the least
+    /// key (translation blocks, complement of the free blocks) packed into a `u64`, the
+    /// first plane kept on ties (a select per plane, which the compiler does not turn
+    /// into the SSE2 emulation of 64-bit compares that a plain `min` becomes).
+    fn pool_plane(&self) -> u32 {
+        // Every key is below u64::MAX (a plane holds far fewer than u32::MAX translation
+        // blocks), so the first plane always replaces the start value.
+        let mut best = (u64::MAX, 0u32);
+        for (p, (f, &t)) in self.d.free.iter().zip(&self.t_count).enumerate() {
+            let k = (t as u64) << 32 | (u32::MAX - f.len() as u32) as u64;
+            if k < best.0 {
+                best = (k, p as u32);
+            }
         }
-        let key = |p: usize| (t_count[p] as u128) << 64 | ((u32::MAX - free[p].len() as u32) as u128) << 32 | p as u128;
-        (0..free.len()).map(key).min().map_or(0, |k| k as u32)
+        best.1
     }
 }
 
@@ -66,11 +51,20 @@ mod tests {
     use flashlab_nand::Geometry;
     use rand::{Rng, SeedableRng};
 
-    /// The narrow and the wide key pick the same plane, through random writes (data GC,
-    /// translation blocks taken and collected) and with translation-block counts and
-    /// free pools set by hand (ties broken by the lowest plane).
+    fn reference(f: &DftlFtl) -> u32 {
+        let key = |p: usize| {
+            let free = f.d.free[p].len() as u32;
+            ((f.t_count[p] as u128) << 64 | ((u32::MAX - free) as u128) << 32 | p as u128, p as u32)
+        };
+        (0..f.d.free.len()).map(key).min().unwrap().1
+    }
+
+    /// The plane choice equals the minimum of the full (translation blocks, −free blocks,
+    /// plane) key, through random writes (data GC, translation blocks taken and
+    /// collected) and with translation-block counts and free pools set by hand (ties
+    /// broken by the lowest plane).
     #[test]
-    fn narrow_and_wide_plane_keys_agree() {
+    fn the_plane_with_fewest_translation_blocks_then_most_free_blocks_is_chosen() {
         let geo = Geometry {
             channels: 2,
             chips_per_channel: 1,
@@ -101,12 +95,11 @@ mod tests {
             mapping,
         };
         let mut f = DftlFtl::new(geo, s).unwrap();
-        assert!(f.narrow);
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
         for i in 0..30_000 {
             f.write(rng.gen_range(0..logical)).unwrap();
             if i % 97 == 0 {
-                assert_eq!(f.pool_plane(true), f.pool_plane(false));
+                assert_eq!(f.pool_plane(), reference(&f));
             }
         }
         for _ in 0..200 {
@@ -118,7 +111,7 @@ mod tests {
                     q.pop_back();
                 }
             }
-            assert_eq!(f.pool_plane(true), f.pool_plane(false));
+            assert_eq!(f.pool_plane(), reference(&f));
         }
     }
 }
