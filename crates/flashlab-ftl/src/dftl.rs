@@ -339,10 +339,12 @@ impl DftlFtl {
             }
             self.moved.clear();
             // The cached pages' slots are random (`slot_of`, prefetched by `split_moved`,
-            // then the slot): bring them in together, with the rewrites' old copies in
-            // between, and give them the rewrites' time to arrive (the rewrites touch no CMT state, so marking the
-            // entries dirty after them leaves the same state).
-            self.prefetch_old_copies(&touched);
+            // then the slot): bring them in together, and give them the rewrites' time
+            // to arrive (the rewrites touch no CMT state, so marking the entries dirty
+            // after them leaves the same state). The rewrites' own tables need no
+            // prefetch: the GTD (4 bytes per translation page) and the old copies'
+            // reverse-map entries and valid bits (in at most `t_limit` translation
+            // blocks) stay cached.
             cached.iter().for_each(|&l| self.cmt.prefetch_slot(l as u64));
             let r = self.rewrite_all(&touched);
             cached.iter().for_each(|&l| self.cmt.set_dirty(l as u64));
@@ -383,20 +385,6 @@ impl DftlFtl {
             i += n;
         }
         Ok(())
-    }
-
-    /// The old copies of translation pages `ts` are random pages: bring their
-    /// reverse-map entries and valid bits in together before [`Self::rewrite_all`]
-    /// invalidates them one at a time (a hint only).
-    fn prefetch_old_copies(&self, ts: &[u32]) {
-        let (p2l, nand) = (&*self.d.p2l, &self.d.nand);
-        for &t in ts {
-            let old = self.gtd[t as usize];
-            if let Some(e) = p2l.get(old as usize) {
-                crate::ftl::prefetch(e);
-                nand.prefetch(old);
-            }
-        }
     }
 
     /// [`rewrite_run`] with the op log: per page the read of the old copy (unless
