@@ -147,8 +147,9 @@ impl Cmt {
     /// Sort one data-GC batch's moved pages (Gupta et al. §3.3): a cached one goes to
     /// `cached` (its entry is updated in RAM; its `slot_of` line is prefetched); for the
     /// others, their translation page goes to `touched` the first time the batch touches
-    /// it (`stamp[t] == epoch` marks it). The bitmap words are prefetched in one pass
-    /// first: the moved pages are random.
+    /// it (`stamp[t] == epoch` marks it). The bitmap (61 KB in the bench) is not
+    /// prefetched: it stays in the L2 cache. The loop is specialised once per batch for a
+    /// shift or a division ([`PageOf`]).
     pub(crate) fn split_moved(
         &self,
         moved: &[u32],
@@ -157,16 +158,36 @@ impl Cmt {
         touched: &mut Vec<u32>,
         cached: &mut Vec<u32>,
     ) {
-        let (bits, page_of) = (&self.cached[..], self.page_of);
-        moved.iter().for_each(|&l| self.prefetch_bit(l as u64));
         touched.reserve(moved.len());
+        let PageOf { epp, shift } = self.page_of;
+        if shift != u32::MAX {
+            self.split_with(moved, stamp, epoch, touched, cached, |l| (l >> shift) as usize);
+        } else {
+            self.split_with(moved, stamp, epoch, touched, cached, |l| (l as u64 / epp) as usize);
+        }
+    }
+
+    /// [`Self::split_moved`]'s loop with the translation page given by `page`. (A version
+    /// without branches on the data, selects and both outputs written at every page, took
+    /// 40 instructions per page against this loop's 24: 325 M against 241 M in the bench.)
+    #[inline(always)]
+    fn split_with(
+        &self,
+        moved: &[u32],
+        stamp: &mut [u32],
+        epoch: u32,
+        touched: &mut Vec<u32>,
+        cached: &mut Vec<u32>,
+        page: impl Fn(u32) -> usize,
+    ) {
+        let bits = &self.cached[..];
         for &l in moved {
             if bits[(l >> 6) as usize] >> (l & 63) & 1 != 0 {
                 self.prefetch(l as u64);
                 cached.push(l);
                 continue;
             }
-            let t = page_of.of(l as u64) as usize;
+            let t = page(l);
             if stamp[t] != epoch {
                 stamp[t] = epoch;
                 touched.push(t as u32);
@@ -220,12 +241,6 @@ impl Cmt {
         }
     }
 
-    /// The entry replacement would evict next (the cache must not be empty).
-    pub(crate) fn victim(&self) -> u64 {
-        let s = if self.tail[PROBATION] != NIL { self.tail[PROBATION] } else { self.tail[PROTECTED] };
-        self.slots[s as usize].lpn as u64
-    }
-
     /// Bring in what evicting the next victim touches: its neighbour's slot, its `slot_of`
     /// and its word of the membership bitmap.
     #[inline]
@@ -261,9 +276,12 @@ impl Cmt {
         d != 0 && d == self.page_gen[self.page(s)]
     }
 
-    /// Drop cached `lpn`; returns whether it was dirty.
-    pub(crate) fn remove(&mut self, lpn: u64) -> bool {
-        let s = self.slot_of[lpn as usize];
+    /// Drop the entry replacement evicts next (the cache must not be empty): the
+    /// probationary LRU entry, else the protected one. Returns its logical page and
+    /// whether it was dirty.
+    pub(crate) fn evict(&mut self) -> (u64, bool) {
+        let s = if self.tail[PROBATION] != NIL { self.tail[PROBATION] } else { self.tail[PROTECTED] };
+        let lpn = self.slots[s as usize].lpn as u64;
         let was = self.dirty_slot(s);
         if was {
             let t = self.page(s);
@@ -275,7 +293,7 @@ impl Cmt {
         self.slots[s as usize].lpn = NIL;
         self.free.push(s);
         self.prefetch_next_victim();
-        was
+        (lpn, was)
     }
 
     /// The state inserting logical pages `0..l` in order leaves in an empty CMT (each
@@ -314,12 +332,12 @@ impl Cmt {
     /// Mark cached `lpn` dirty (its value changed in RAM only).
     #[inline]
     pub(crate) fn set_dirty(&mut self, lpn: u64) {
-        let s = self.slot_of[lpn as usize];
-        if self.dirty_slot(s) {
+        let (s, t) = (self.slot_of[lpn as usize] as usize, self.page_of.of(lpn) as usize);
+        let (d, g) = (self.slots[s].dgen, self.page_gen[t]);
+        if d != 0 && d == g {
             return;
         }
-        let t = self.page(s);
-        self.slots[s as usize].dgen = self.page_gen[t];
+        self.slots[s].dgen = g;
         self.dirty_count[t] += 1;
     }
 

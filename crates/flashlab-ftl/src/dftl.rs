@@ -28,6 +28,7 @@
 //!   and erased (copies and erase are map traffic, `Cause::Mapping`). With that bound the
 //!   victim has fewer valid pages than a block holds, so the copies fit.
 
+mod pool;
 mod prefill;
 
 use crate::cmt::{Cmt, PageOf};
@@ -102,6 +103,8 @@ impl DftlFtl {
         let mut d = PageFtl::new(geo, s);
         d.moved = Some(Vec::new());
         let plain = d.plain_writes_apply_with_moved_list();
+        // Free blocks and plane numbers below 2^24 (NARROW_FREE bits), translation
+        // blocks per plane (at most `t_limit + 1`) below 2^16.
         Ok(DftlFtl {
             d,
             variant,
@@ -192,8 +195,8 @@ impl DftlFtl {
     /// Evict until the CMT has a free slot, writing back dirty victims.
     fn make_room(&mut self) -> Result<(), FtlError> {
         while self.cmt.is_full() {
-            let v = self.cmt.victim();
-            if self.cmt.remove(v) {
+            let (v, dirty) = self.cmt.evict();
+            if dirty {
                 self.write_back(v)?;
             }
         }
@@ -263,32 +266,6 @@ impl DftlFtl {
         Ok(())
     }
 
-    /// A free block from the plane with the fewest translation blocks (then the most free
-    /// blocks), so that no plane holds more than its share of them; data GC first frees
-    /// one beyond the plane's reserve if needed.
-    fn pool_block(&mut self) -> Result<u32, FtlError> {
-        let planes = self.d.geo.planes();
-        // The key (fewest translation blocks, most free blocks, lowest plane) packed
-        // into one integer: each part is at most a u32 (free blocks ≤ blocks per plane).
-        let key = |p: u32| {
-            let free = self.d.free[p as usize].len() as u32;
-            (self.t_count[p as usize] as u128) << 64 | ((u32::MAX - free) as u128) << 32 | p as u128
-        };
-        let plane = (0..planes).map(key).min().map_or(0, |k| k as u32);
-        let reserve = self.d.gc_reserve();
-        let mut runs = 0;
-        while self.d.free[plane as usize].len() <= reserve {
-            self.d.gc_once(plane)?;
-            runs += 1;
-            if runs > self.d.geo.blocks_per_plane {
-                return Err(FtlError::NoSpace { plane });
-            }
-        }
-        let b = self.d.take_free_block(plane, false).ok_or(FtlError::NoSpace { plane })?;
-        self.t_count[plane as usize] += 1;
-        Ok(b)
-    }
-
     /// Greedy translation GC: copy the valid pages of the translation block with the fewest
     /// into the (fresh) frontier and return it to its plane's free pool.
     fn t_gc(&mut self) {
@@ -303,6 +280,28 @@ impl DftlFtl {
             return;
         };
         self.t_blocks.swap_remove(i);
+        if self.d.record_ops {
+            self.t_gc_logged(victim);
+        } else {
+            // The same state and counters as the logged loop, with the copies programmed
+            // into the frontier as one run (they fit: see the module docs).
+            let open = self.t_open;
+            let base = self.d.nand.first_page(open) + self.d.nand.write_pointer(open);
+            let n = t_gc_run(&mut self.d.p2l, &mut self.gtd, &self.d.nand, victim, base);
+            self.d.nand.invalidate_block(victim);
+            self.d.nand.count(OpKind::Read, Cause::Mapping, n as u64);
+            self.d.stats.map_reads += n as u64;
+            self.d.nand.program_span(open, n, Cause::Mapping);
+            self.d.stats.map_writes += n as u64;
+        }
+        let plane = self.d.nand.plane_of_block(victim);
+        self.t_count[plane as usize] -= 1;
+        self.d.erase_free(plane, victim, Cause::Mapping);
+    }
+
+    /// [`Self::t_gc`]'s copies with the op log: per valid page of `victim`, in order, the
+    /// read of it, then the program of its copy at the frontier.
+    fn t_gc_logged(&mut self, victim: u32) {
         let first = self.d.nand.first_page(victim);
         let mut from = 0;
         while let Some(page) = self.d.nand.next_valid(victim, from) {
@@ -313,12 +312,10 @@ impl DftlFtl {
             self.d.p2l[page as usize] = NO_PAGE;
             self.t_program(t as u64);
         }
-        let plane = self.d.nand.plane_of_block(victim);
-        self.t_count[plane as usize] -= 1;
-        self.d.erase_free(plane, victim, Cause::Mapping);
     }
 
     /// Bring the map up to date with the pages data GC and wear levelling moved.
+    #[inline(never)]
     fn drain(&mut self) -> Result<(), FtlError> {
         loop {
             let Some(m) = self.d.moved.as_mut() else { return Ok(()) };
@@ -341,9 +338,13 @@ impl DftlFtl {
                 }
             }
             self.moved.clear();
-            // The cached pages' slots are random: bring them in together, and give them
-            // the rewrites' time to arrive (the rewrites touch no CMT state, so marking
-            // the entries dirty after them leaves the same state).
+            // The cached pages' slots are random (`slot_of`, prefetched by `split_moved`,
+            // then the slot): bring them in together, and give them the rewrites' time
+            // to arrive (the rewrites touch no CMT state, so marking the entries dirty
+            // after them leaves the same state). The rewrites' own tables need no
+            // prefetch: the GTD (4 bytes per translation page) and the old copies'
+            // reverse-map entries and valid bits (in at most `t_limit` translation
+            // blocks) stay cached.
             cached.iter().for_each(|&l| self.cmt.prefetch_slot(l as u64));
             let r = self.rewrite_all(&touched);
             cached.iter().for_each(|&l| self.cmt.set_dirty(l as u64));
@@ -360,15 +361,6 @@ impl DftlFtl {
     fn rewrite_all(&mut self, ts: &[u32]) -> Result<(), FtlError> {
         let ppb = self.d.geo.pages_per_block;
         let read_old = self.variant != DftlVariant::FlashsimCpp;
-        // The old copies are random pages: bring their reverse-map entries and valid
-        // bits in together before invalidating them one at a time.
-        for &t in ts {
-            let old = self.gtd[t as usize];
-            if let Some(e) = self.d.p2l.get(old as usize) {
-                crate::ftl::prefetch(e);
-                self.d.nand.prefetch(old);
-            }
-        }
         let mut i = 0;
         while i < ts.len() {
             self.t_room()?;
@@ -376,21 +368,16 @@ impl DftlFtl {
             let wp = self.d.nand.write_pointer(open);
             let n = ((ppb - wp) as usize).min(ts.len() - i);
             let base = self.d.nand.first_page(open) + wp;
-            let mut reads = 0u64;
-            for (k, &t) in ts[i..i + n].iter().enumerate() {
-                let (old, new) = (self.gtd[t as usize], base + k as u32);
-                if old != NO_PAGE {
-                    if read_old {
-                        reads += 1;
-                        self.d.log(OpKind::Read, Cause::Mapping, old);
-                    }
-                    self.d.nand.invalidate(old);
-                    self.d.p2l[old as usize] = NO_PAGE;
+            let reads = if self.d.record_ops {
+                self.rewrite_logged(&ts[i..i + n], base, read_old)
+            } else {
+                let old = rewrite_run(&mut self.d.p2l, &mut self.gtd, &mut self.d.nand, &ts[i..i + n], base);
+                if read_old {
+                    old
+                } else {
+                    0
                 }
-                self.d.log(OpKind::Program, Cause::Mapping, new);
-                self.d.p2l[new as usize] = t;
-                self.gtd[t as usize] = new;
-            }
+            };
             self.d.nand.count(OpKind::Read, Cause::Mapping, reads);
             self.d.stats.map_reads += reads;
             self.d.nand.program_span(open, n as u32, Cause::Mapping);
@@ -398,6 +385,27 @@ impl DftlFtl {
             i += n;
         }
         Ok(())
+    }
+
+    /// [`rewrite_run`] with the op log: per page the read of the old copy (unless
+    /// `!read_old`), then the program of the new. Returns the reads.
+    fn rewrite_logged(&mut self, ts: &[u32], base: u32, read_old: bool) -> u64 {
+        let mut reads = 0u64;
+        for (k, &t) in ts.iter().enumerate() {
+            let (old, new) = (self.gtd[t as usize], base + k as u32);
+            if old != NO_PAGE {
+                if read_old {
+                    reads += 1;
+                    self.d.log(OpKind::Read, Cause::Mapping, old);
+                }
+                self.d.nand.invalidate(old);
+                self.d.p2l[old as usize] = NO_PAGE;
+            }
+            self.d.log(OpKind::Program, Cause::Mapping, new);
+            self.d.p2l[new as usize] = t;
+            self.gtd[t as usize] = new;
+        }
+        reads
     }
 
     /// A fresh batch number (stamps restart from zero when the counter wraps).
@@ -409,8 +417,11 @@ impl DftlFtl {
         }
     }
 
+    #[inline]
     fn after_op(&mut self, lpn: u64) -> Result<(), FtlError> {
-        self.drain()?;
+        if self.d.moved.as_ref().is_some_and(|m| !m.is_empty()) {
+            self.drain()?;
+        }
         if !self.d.s.strict {
             return Ok(());
         }
@@ -482,6 +493,42 @@ impl DftlFtl {
         }
         Ok(())
     }
+}
+
+/// One frontier run of [`DftlFtl::rewrite_all`] without an op log: translation pages
+/// `ts` programmed at `base`, `base + 1`, …: each old copy invalidated (its reverse-map
+/// entry cleared), the new copy's reverse-map entry and GTD entry set. Returns how many
+/// had an old copy. The tables are parameters, so the stores into them change nothing
+/// else the loop reads (as `gc.rs`'s `move_run`).
+fn rewrite_run(p2l: &mut [u32], gtd: &mut [u32], nand: &mut Nand, ts: &[u32], base: u32) -> u64 {
+    let mut old_copies = 0;
+    for (k, &t) in ts.iter().enumerate() {
+        let (old, new) = (gtd[t as usize], base + k as u32);
+        if old != NO_PAGE {
+            old_copies += 1;
+            nand.invalidate(old);
+            p2l[old as usize] = NO_PAGE;
+        }
+        p2l[new as usize] = t;
+        gtd[t as usize] = new;
+    }
+    old_copies
+}
+
+/// [`DftlFtl::t_gc`]'s copies without an op log: each valid page of `victim`, in order,
+/// moved to `base`, `base + 1`, … (reverse map and GTD; the caller invalidates the victim
+/// and programs the run). Returns how many moved.
+fn t_gc_run(p2l: &mut [u32], gtd: &mut [u32], nand: &Nand, victim: u32, base: u32) -> u32 {
+    let mut cur = nand.valid_cursor(victim, 0);
+    let mut n = 0;
+    while let Some(page) = nand.next_valid_at(&mut cur) {
+        let (t, new) = (p2l[page as usize], base + n);
+        p2l[page as usize] = NO_PAGE;
+        p2l[new as usize] = t;
+        gtd[t as usize] = new;
+        n += 1;
+    }
+    n
 }
 
 impl Mapping for DftlFtl {
