@@ -15,8 +15,7 @@ const BRANCH_FIXED: usize = 12 + 10;
 impl Tnc {
     /// Length of znode `n`'s index node, header included, before alignment.
     pub fn idx_node_len(&self, n: usize) -> usize {
-        let z = self.node(n);
-        HDR + IDX_FIXED + z.entries.iter().map(|(k, _)| BRANCH_FIXED + k.name.len()).sum::<usize>()
+        HDR + IDX_FIXED + (0..self.node(n).child_cnt()).map(|j| BRANCH_FIXED + self.name_len(n, j)).sum::<usize>()
     }
 
     /// Appends znode `n`'s index node (group none), zero-padded to 8 bytes,
@@ -33,8 +32,8 @@ impl Tnc {
         out.extend_from_slice(&[T_IDX, crate::node::G_NONE, 0, 0]);
         debug_assert_eq!(out.len() - at, HDR);
         out.push(z.level);
-        out.extend_from_slice(&(z.entries.len() as u32).to_le_bytes());
-        for (k, br) in &z.entries {
+        out.extend_from_slice(&(z.child_cnt() as u32).to_le_bytes());
+        for (j, br) in self.brs(n).iter().enumerate() {
             let l = match br {
                 Br::Leaf(l) => *l,
                 Br::Child(c) => self.node(*c).loc.unwrap_or(crate::node::Loc { lnum: 0, offs: 0, len: 0 }),
@@ -42,7 +41,7 @@ impl Tnc {
             out.extend_from_slice(&l.lnum.to_le_bytes());
             out.extend_from_slice(&l.offs.to_le_bytes());
             out.extend_from_slice(&l.len.to_le_bytes());
-            k.encode(out);
+            self.encode_key(n, j, out);
         }
         debug_assert_eq!(out.len() - at, len);
         let crc = crc32fast::hash(&out[at + 8..at + len]);
