@@ -81,12 +81,13 @@ impl Tnc {
         (0..self.node(i).child_cnt()).map(|j| self.entry(i, j)).collect()
     }
 
-    /// Length of entry `j`'s name, and the entry's key encoded (`Key::encode`).
-    pub(crate) fn name_len(&self, i: usize, j: usize) -> usize {
-        self.a.name_len(i, j)
+    /// Bytes of znode `i`'s entries' names.
+    pub(crate) fn name_bytes(&self, i: usize) -> usize {
+        self.a.name_bytes(i)
     }
 
-    pub(crate) fn encode_key(&self, i: usize, j: usize, out: &mut Vec<u8>) {
+    /// Entry `j`'s key as `Key::encode` writes it, into `out`; its length.
+    pub(crate) fn encode_key(&self, i: usize, j: usize, out: &mut [u8]) -> usize {
         self.a.encode_key(i, j, out)
     }
 

@@ -26,6 +26,8 @@ pub struct Znode {
     /// Entries in use (UBIFS's `child_cnt`).
     cnt: u8,
     live: bool,
+    /// Bytes of the entries' names (for the index node's length).
+    name_bytes: u16,
     pub dirty: bool,
     /// Location of the committed copy (None while dirty or never written).
     pub loc: Option<Loc>,
@@ -89,7 +91,7 @@ impl Arena {
     /// A new znode without entries: the last released slot, else a new one
     /// (the order the old `Vec<Option<Znode>>` arena gave indices in).
     pub fn alloc(&mut self, level: u8, dirty: bool, loc: Option<Loc>) -> usize {
-        let z = Znode { level, cnt: 0, live: true, dirty, loc };
+        let z = Znode { level, cnt: 0, live: true, name_bytes: 0, dirty, loc };
         if let Some(n) = self.free.pop() {
             self.hdr[n] = z;
             n
@@ -113,6 +115,7 @@ impl Arena {
         self.names[b..b + z.child_cnt()].iter_mut().for_each(|x| *x = Default::default());
         self.hdr[n].live = false;
         self.hdr[n].cnt = 0;
+        self.hdr[n].name_bytes = 0;
         self.free.push(n);
         Some(z)
     }
@@ -189,24 +192,34 @@ impl Arena {
 
     pub fn set_key(&mut self, n: usize, j: usize, p: u128, name: Box<[u8]>) {
         let e = self.base(n) + j;
+        let z = &mut self.hdr[n];
+        z.name_bytes = z.name_bytes - self.names[e].len() as u16 + name.len() as u16;
         self.keys[e] = p;
         self.names[e] = name;
     }
 
-    /// Length of entry `j`'s name.
-    pub fn name_len(&self, n: usize, j: usize) -> usize {
-        self.names[self.base(n) + j].len()
+    /// Bytes of znode `n`'s entries' names.
+    pub fn name_bytes(&self, n: usize) -> usize {
+        self.hdr[n].name_bytes as usize
     }
 
-    /// Entry `j`'s key as `Key::encode` writes it.
-    pub fn encode_key(&self, n: usize, j: usize, out: &mut Vec<u8>) {
+    /// Entry `j`'s key as `Key::encode` writes it, into `out` (which must
+    /// hold it); returns its length. The name is looked at only if the key
+    /// has one.
+    pub fn encode_key(&self, n: usize, j: usize, out: &mut [u8]) -> usize {
         let e = self.base(n) + j;
         let p = self.keys[e];
-        out.extend_from_slice(&((p >> 41) as u32).to_le_bytes());
-        out.push((p >> 33) as u8);
-        out.extend_from_slice(&((p >> 1) as u32).to_le_bytes());
-        out.push(self.names[e].len() as u8);
-        out.extend_from_slice(&self.names[e]);
+        out[0..4].copy_from_slice(&((p >> 41) as u32).to_le_bytes());
+        out[4] = (p >> 33) as u8;
+        out[5..9].copy_from_slice(&((p >> 1) as u32).to_le_bytes());
+        if p & 1 == 0 {
+            out[9] = 0;
+            return 10;
+        }
+        let name = &self.names[e];
+        out[9] = name.len() as u8;
+        out[10..10 + name.len()].copy_from_slice(name);
+        10 + name.len()
     }
 
     /// Inserts an entry at position `j` (the znode must have a free slot).
@@ -225,6 +238,7 @@ impl Arena {
     pub fn remove_at(&mut self, n: usize, j: usize) -> Br {
         let (b, len) = (self.base(n), self.hdr[n].child_cnt());
         let br = self.brs[b + j];
+        self.hdr[n].name_bytes -= self.names[b + j].len() as u16;
         self.keys.copy_within(b + j + 1..b + len, b + j);
         self.brs.copy_within(b + j + 1..b + len, b + j);
         self.names[b + j..b + len].rotate_left(1);
@@ -245,11 +259,15 @@ impl Arena {
         debug_assert_eq!(self.hdr[r].cnt, 0);
         self.keys.copy_within(b + at..b + len, rb);
         self.brs.copy_within(b + at..b + len, rb);
+        let mut moved = 0;
         for j in 0..len - at {
             self.names[rb + j] = std::mem::take(&mut self.names[b + at + j]);
+            moved += self.names[rb + j].len() as u16;
         }
         self.hdr[r].cnt = (len - at) as u8;
+        self.hdr[r].name_bytes = moved;
         self.hdr[n].cnt = at as u8;
+        self.hdr[n].name_bytes -= moved;
     }
 
     /// Host bytes of the arrays and the names.
