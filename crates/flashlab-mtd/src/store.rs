@@ -44,12 +44,6 @@ fn is_zero_word(word: &[u8]) -> bool {
     u64::from_ne_bytes(word.try_into().expect("8 bytes")) == 0
 }
 
-/// Zero aligned 8-byte words of `chunk` (whole arrays, no per-word length
-/// check, so the compiler vectorises the count).
-fn count_zero_words(chunk: &[u8]) -> usize {
-    chunk.as_chunks::<8>().0.iter().filter(|w| u64::from_ne_bytes(**w) == 0).count()
-}
-
 /// Whether each aligned 8-byte word of `page` is zero.
 fn zero_words(page: &[u8]) -> Vec<bool> {
     page.chunks_exact(8).map(is_zero_word).collect()
@@ -67,7 +61,7 @@ fn enough_zero_words(page: &[u8]) -> bool {
     let words = page.len() / 8;
     let mut zeros = 0;
     for (i, chunk) in page.chunks(256).enumerate() {
-        zeros += count_zero_words(chunk);
+        zeros += chunk.chunks_exact(8).filter(|w| is_zero_word(w)).count();
         let left = words.saturating_sub((i + 1) * 32);
         if zeros >= need {
             return true;
