@@ -15,39 +15,38 @@ const BRANCH_FIXED: usize = 12 + 10;
 impl Tnc {
     /// Length of znode `n`'s index node, header included, before alignment.
     pub fn idx_node_len(&self, n: usize) -> usize {
-        let z = self.node(n);
-        HDR + IDX_FIXED + z.entries.iter().map(|(k, _)| BRANCH_FIXED + k.name.len()).sum::<usize>()
+        HDR + IDX_FIXED + self.node(n).child_cnt() * BRANCH_FIXED + self.name_bytes(n)
     }
 
     /// Appends znode `n`'s index node (group none), zero-padded to 8 bytes,
     /// to `out`. Children must have locations (as for `encode_idx`).
+    /// The buffer is grown once and the fields written in place.
     pub fn encode_idx_into(&self, n: usize, sqnum: u64, out: &mut Vec<u8>) {
         let z = self.node(n);
         let at = out.len();
         let len = self.idx_node_len(n);
-        out.reserve(align(len));
-        out.extend_from_slice(&NODE_MAGIC.to_le_bytes());
-        out.extend_from_slice(&[0; 4]);
-        out.extend_from_slice(&sqnum.to_le_bytes());
-        out.extend_from_slice(&(len as u32).to_le_bytes());
-        out.extend_from_slice(&[T_IDX, crate::node::G_NONE, 0, 0]);
-        debug_assert_eq!(out.len() - at, HDR);
-        out.push(z.level);
-        out.extend_from_slice(&(z.entries.len() as u32).to_le_bytes());
-        for (k, br) in &z.entries {
+        out.resize(at + align(len), 0);
+        let b = &mut out[at..at + len];
+        b[0..4].copy_from_slice(&NODE_MAGIC.to_le_bytes());
+        b[8..16].copy_from_slice(&sqnum.to_le_bytes());
+        b[16..20].copy_from_slice(&(len as u32).to_le_bytes());
+        b[20..24].copy_from_slice(&[T_IDX, crate::node::G_NONE, 0, 0]);
+        b[HDR] = z.level;
+        b[HDR + 1..HDR + 5].copy_from_slice(&(z.child_cnt() as u32).to_le_bytes());
+        let mut o = HDR + IDX_FIXED;
+        for (j, br) in self.brs(n).iter().enumerate() {
             let l = match br {
                 Br::Leaf(l) => *l,
                 Br::Child(c) => self.node(*c).loc.unwrap_or(crate::node::Loc { lnum: 0, offs: 0, len: 0 }),
             };
-            out.extend_from_slice(&l.lnum.to_le_bytes());
-            out.extend_from_slice(&l.offs.to_le_bytes());
-            out.extend_from_slice(&l.len.to_le_bytes());
-            k.encode(out);
+            b[o..o + 4].copy_from_slice(&l.lnum.to_le_bytes());
+            b[o + 4..o + 8].copy_from_slice(&l.offs.to_le_bytes());
+            b[o + 8..o + 12].copy_from_slice(&l.len.to_le_bytes());
+            o += 12 + self.encode_key(n, j, &mut b[o + 12..]);
         }
-        debug_assert_eq!(out.len() - at, len);
-        let crc = crc32fast::hash(&out[at + 8..at + len]);
-        out[at + 4..at + 8].copy_from_slice(&crc.to_le_bytes());
-        out.resize(at + align(len), 0);
+        debug_assert_eq!(o, len);
+        let crc = crc32fast::hash(&b[8..len]);
+        b[4..8].copy_from_slice(&crc.to_le_bytes());
     }
 }
 

@@ -29,13 +29,14 @@ impl Fs {
         let mut stack = vec![(r, None::<Key>)];
         while let Some((n, lower)) = stack.pop() {
             let z = self.tnc.node(n);
-            if z.entries.is_empty() || z.entries.len() > self.tnc.fanout() {
-                return Err(bad(format!("znode with {} entries", z.entries.len())));
+            let entries = self.tnc.entries(n);
+            if entries.is_empty() || entries.len() > self.tnc.fanout() {
+                return Err(bad(format!("znode with {} entries", entries.len())));
             }
-            if z.entries.windows(2).any(|w| w[0].0 >= w[1].0) || lower.as_ref().is_some_and(|l| z.entries[0].0 < *l) {
+            if entries.windows(2).any(|w| w[0].0 >= w[1].0) || lower.as_ref().is_some_and(|l| entries[0].0 < *l) {
                 return Err(bad("znode keys out of order".into()));
             }
-            for (k, br) in &z.entries {
+            for (k, br) in &entries {
                 match (*br, z.level) {
                     (Br::Leaf(_), 0) => {}
                     (Br::Child(c), l) if l > 0 && self.tnc.node(c).level == l - 1 => stack.push((c, Some(k.clone()))),

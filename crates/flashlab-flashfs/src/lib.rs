@@ -48,6 +48,11 @@ mod settings;
 mod statfs;
 mod stats;
 mod tnc;
+mod tnc_arena;
+#[cfg(test)]
+mod tnc_oracle;
+#[cfg(test)]
+mod tnc_vs_oracle;
 mod vfs_impl;
 mod vmap;
 mod znode_lebs;

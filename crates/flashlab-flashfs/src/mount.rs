@@ -9,7 +9,7 @@ use crate::fs::{Fs, Lprops, F_BUD, F_INDEX};
 use crate::layout::{FsGeo, MST_LNUMS, SB_LNUM};
 use crate::node::{InoNode, LptNode, MstNode, Node, SbNode, G_NONE};
 use crate::settings::FsSettings;
-use crate::tnc::{Br, Znode};
+use crate::tnc::Br;
 use flashlab_mtd::Cause;
 use flashlab_ubi::Ubi;
 
@@ -262,12 +262,17 @@ impl Fs {
         if depth == 0 || branches.is_empty() {
             return Err(corrupt("index too deep or empty node"));
         }
+        // UBIFS's `read_znode` (fs/ubifs/tnc_misc.c) rejects an index node
+        // with more branches than the fan-out; the TNC's znodes hold no more.
+        if branches.len() > self.tnc.fanout() {
+            return Err(corrupt("index node wider than the fan-out"));
+        }
         let mut entries = Vec::with_capacity(branches.len());
         for (k, l) in branches {
             let br = if level == 0 { Br::Leaf(l) } else { Br::Child(self.load_znode(l, depth - 1, cache)?) };
             entries.push((k, br));
         }
-        Ok(self.tnc.alloc(Znode { level, entries, dirty: false, loc: Some(loc) }))
+        Ok(self.tnc.alloc(level, &entries, false, Some(loc)))
     }
 
     fn load_orphans(&mut self, loc: Option<crate::node::Loc>) -> FsResult<()> {

@@ -3,32 +3,19 @@
 //! its znode and every ancestor; a commit writes the dirty znodes out of
 //! place, children first (the wandering tree). Underfull znodes are not
 //! merged; empty ones are removed and a one-child root is collapsed.
+//! The znodes and their entries live in flat arrays (`tnc_arena.rs`).
+
+use std::cmp::Ordering;
 
 use crate::key::Key;
 use crate::node::Loc;
-
-/// A branch: a leaf node on flash or a child znode in the arena.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Br {
-    Leaf(Loc),
-    Child(usize),
-}
-
-/// One index node.
-#[derive(Debug, Clone)]
-pub struct Znode {
-    pub level: u8,
-    pub entries: Vec<(Key, Br)>,
-    pub dirty: bool,
-    /// Location of the committed copy (None while dirty or never written).
-    pub loc: Option<Loc>,
-}
+use crate::tnc_arena::{Arena, SKey};
+pub use crate::tnc_arena::{Br, Znode};
 
 /// The tree.
 #[derive(Debug, Clone)]
 pub struct Tnc {
-    nodes: Vec<Option<Znode>>,
-    free: Vec<usize>,
+    a: Arena,
     root: Option<usize>,
     fanout: usize,
     /// Committed znode copies made obsolete since the last commit.
@@ -42,11 +29,11 @@ pub struct Tnc {
 
 impl Tnc {
     pub fn new(fanout: usize) -> Tnc {
+        let fanout = fanout.max(3);
         Tnc {
-            nodes: Vec::new(),
-            free: Vec::new(),
+            a: Arena::new(fanout + 1),
             root: None,
-            fanout: fanout.max(3),
+            fanout,
             pending_obsolete: Vec::new(),
             live: 0,
             dirty: 0,
@@ -73,25 +60,51 @@ impl Tnc {
         self.root = r;
     }
 
+    /// Znode `i`'s header (level, dirty, location, entry count).
     pub fn node(&self, i: usize) -> &Znode {
-        self.nodes[i].as_ref().expect("live znode")
+        debug_assert!(self.a.is_live(i), "live znode");
+        &self.a.hdr[i]
     }
 
-    fn node_mut(&mut self, i: usize) -> &mut Znode {
-        self.nodes[i].as_mut().expect("live znode")
+    /// Znode `i`'s branches in key order.
+    pub fn brs(&self, i: usize) -> &[Br] {
+        self.a.brs(i)
     }
 
-    pub fn alloc(&mut self, z: Znode) -> usize {
+    /// Entry `j` of znode `i` (its key built).
+    pub fn entry(&self, i: usize, j: usize) -> (Key, Br) {
+        (self.a.key(i, j), self.a.br(i, j))
+    }
+
+    /// Znode `i`'s entries (keys built; for checks and tests).
+    pub fn entries(&self, i: usize) -> Vec<(Key, Br)> {
+        (0..self.node(i).child_cnt()).map(|j| self.entry(i, j)).collect()
+    }
+
+    /// Bytes of znode `i`'s entries' names.
+    pub(crate) fn name_bytes(&self, i: usize) -> usize {
+        self.a.name_bytes(i)
+    }
+
+    /// Entry `j`'s key as `Key::encode` writes it, into `out`; its length.
+    pub(crate) fn encode_key(&self, i: usize, j: usize, out: &mut [u8]) -> usize {
+        self.a.encode_key(i, j, out)
+    }
+
+    /// Adds a znode with `entries` (at most the fan-out; mount checks, as
+    /// UBIFS's `read_znode` rejects a wider index node, fs/ubifs/tnc_misc.c).
+    pub fn alloc(&mut self, level: u8, entries: &[(Key, Br)], dirty: bool, loc: Option<Loc>) -> usize {
+        let i = self.alloc_empty(level, dirty, loc);
+        for (k, br) in entries {
+            self.a.push(i, k, *br);
+        }
+        i
+    }
+
+    fn alloc_empty(&mut self, level: u8, dirty: bool, loc: Option<Loc>) -> usize {
         self.live += 1;
-        self.dirty += z.dirty as usize;
-        let loc = z.loc;
-        let i = if let Some(i) = self.free.pop() {
-            self.nodes[i] = Some(z);
-            i
-        } else {
-            self.nodes.push(Some(z));
-            self.nodes.len() - 1
-        };
+        self.dirty += dirty as usize;
+        let i = self.a.alloc(level, dirty, loc);
         if let Some(l) = loc {
             self.by_leb.insert(l.lnum, i);
         }
@@ -99,20 +112,19 @@ impl Tnc {
     }
 
     fn release(&mut self, i: usize) {
-        if let Some(z) = self.nodes[i].take() {
+        if let Some(z) = self.a.release(i) {
             self.live -= 1;
             self.dirty -= z.dirty as usize;
             if let Some(l) = z.loc {
                 self.pending_obsolete.push(l);
                 self.by_leb.remove(l.lnum, i);
             }
-            self.free.push(i);
         }
     }
 
     /// Marks a znode dirty; its committed copy becomes obsolete at commit.
     pub fn touch(&mut self, i: usize) {
-        let z = self.node_mut(i);
+        let z = &mut self.a.hdr[i];
         if !z.dirty {
             z.dirty = true;
             if let Some(l) = z.loc.take() {
@@ -123,104 +135,86 @@ impl Tnc {
         }
     }
 
-    fn child_pos(z: &Znode, key: &Key) -> usize {
-        match z.entries.binary_search_by(|(k, _)| k.cmp(key)) {
-            Ok(i) => i,
-            Err(0) => 0,
-            Err(i) => i - 1,
-        }
-    }
-
-    fn child(z: &Znode, i: usize) -> usize {
-        match z.entries[i].1 {
-            Br::Child(c) => c,
-            Br::Leaf(_) => unreachable!("leaf branch above level 0"),
-        }
-    }
-
     /// Location of the leaf node for `key`.
     pub fn lookup(&self, key: &Key) -> Option<Loc> {
+        let k = SKey::of(key);
         let mut n = self.root?;
         loop {
-            let z = self.node(n);
-            if z.level == 0 {
-                let i = z.entries.binary_search_by(|(k, _)| k.cmp(key)).ok()?;
-                return match z.entries[i].1 {
+            if self.a.hdr[n].level == 0 {
+                let i = self.a.search(n, &k).ok()?;
+                return match self.a.br(n, i) {
                     Br::Leaf(l) => Some(l),
                     Br::Child(_) => None,
                 };
             }
-            n = Self::child(z, Self::child_pos(z, key));
+            n = self.a.child(n, self.a.child_pos(n, &k));
         }
     }
 
     /// Inserts or replaces; returns the replaced location.
     pub fn insert(&mut self, key: &Key, loc: Loc) -> Option<Loc> {
         let Some(r) = self.root else {
-            let z = Znode { level: 0, entries: vec![(key.clone(), Br::Leaf(loc))], dirty: true, loc: None };
-            self.root = Some(self.alloc(z));
+            self.root = Some(self.alloc(0, &[(key.clone(), Br::Leaf(loc))], true, None));
             return None;
         };
-        let (old, split) = self.insert_rec(r, key, loc);
-        if let Some((k, right)) = split {
+        let (old, split) = self.insert_rec(r, key, &SKey::of(key), loc);
+        if let Some(right) = split {
             let level = self.node(r).level + 1;
-            let first = self.node(r).entries[0].0.clone();
-            let z =
-                Znode { level, entries: vec![(first, Br::Child(r)), (k, Br::Child(right))], dirty: true, loc: None };
-            self.root = Some(self.alloc(z));
+            let root = self.alloc_empty(level, true, None);
+            for c in [r, right] {
+                let (p, name) = self.a.key_parts(c, 0);
+                self.a.insert_at(root, self.a.hdr[root].child_cnt(), p, name, Br::Child(c));
+            }
+            self.root = Some(root);
         }
         old
     }
 
-    fn insert_rec(&mut self, n: usize, key: &Key, loc: Loc) -> (Option<Loc>, Option<(Key, usize)>) {
+    fn insert_rec(&mut self, n: usize, key: &Key, k: &SKey, loc: Loc) -> (Option<Loc>, Option<usize>) {
         self.touch(n);
         let mut old = None;
-        if self.node(n).level == 0 {
-            let z = self.node_mut(n);
-            match z.entries.binary_search_by(|(k, _)| k.cmp(key)) {
+        if self.a.hdr[n].level == 0 {
+            match self.a.search(n, k) {
                 Ok(i) => {
-                    if let Br::Leaf(l) = z.entries[i].1 {
+                    if let Br::Leaf(l) = self.a.br(n, i) {
                         old = Some(l);
                     }
-                    z.entries[i].1 = Br::Leaf(loc);
+                    self.a.set_br(n, i, Br::Leaf(loc));
                 }
-                Err(i) => z.entries.insert(i, (key.clone(), Br::Leaf(loc))),
+                Err(i) => self.a.insert_at(n, i, k.p, key.name.clone(), Br::Leaf(loc)),
             }
         } else {
-            let (i, c) = {
-                let z = self.node_mut(n);
-                if *key < z.entries[0].0 {
-                    z.entries[0].0 = key.clone();
-                }
-                let i = Self::child_pos(z, key);
-                (i, Self::child(z, i))
-            };
-            let (o, split) = self.insert_rec(c, key, loc);
+            if self.a.cmp_at(n, 0, k) == Ordering::Greater {
+                self.a.set_key(n, 0, k.p, key.name.clone());
+            }
+            let i = self.a.child_pos(n, k);
+            let c = self.a.child(n, i);
+            let (o, split) = self.insert_rec(c, key, k, loc);
             old = o;
-            if let Some((k, right)) = split {
-                self.node_mut(n).entries.insert(i + 1, (k, Br::Child(right)));
+            if let Some(right) = split {
+                let (p, name) = self.a.key_parts(right, 0);
+                self.a.insert_at(n, i + 1, p, name, Br::Child(right));
             }
         }
         (old, self.split_if_full(n))
     }
 
-    fn split_if_full(&mut self, n: usize) -> Option<(Key, usize)> {
-        let fanout = self.fanout;
-        let z = self.node_mut(n);
-        if z.entries.len() <= fanout {
+    /// Splits an over-full znode; returns the new right half (its first key
+    /// is the separator).
+    fn split_if_full(&mut self, n: usize) -> Option<usize> {
+        let len = self.a.hdr[n].child_cnt();
+        if len <= self.fanout {
             return None;
         }
-        let right: Vec<(Key, Br)> = z.entries.split_off(z.entries.len() / 2);
-        let level = z.level;
-        let k = right[0].0.clone();
-        let r = self.alloc(Znode { level, entries: right, dirty: true, loc: None });
-        Some((k, r))
+        let r = self.alloc_empty(self.a.hdr[n].level, true, None);
+        self.a.move_tail(n, len / 2, r);
+        Some(r)
     }
 
     /// Removes `key`; returns its location.
     pub fn remove(&mut self, key: &Key) -> Option<Loc> {
         let r = self.root?;
-        let (old, empty) = self.remove_rec(r, key);
+        let (old, empty) = self.remove_rec(r, &SKey::of(key));
         if empty {
             self.release(r);
             self.root = None;
@@ -229,40 +223,39 @@ impl Tnc {
         old
     }
 
-    fn remove_rec(&mut self, n: usize, key: &Key) -> (Option<Loc>, bool) {
-        if self.node(n).level == 0 {
-            let Ok(i) = self.node(n).entries.binary_search_by(|(k, _)| k.cmp(key)) else {
+    fn remove_rec(&mut self, n: usize, k: &SKey) -> (Option<Loc>, bool) {
+        if self.a.hdr[n].level == 0 {
+            let Ok(i) = self.a.search(n, k) else {
                 return (None, false);
             };
             self.touch(n);
-            let (_, br) = self.node_mut(n).entries.remove(i);
+            let br = self.a.remove_at(n, i);
             let old = if let Br::Leaf(l) = br { Some(l) } else { None };
-            return (old, self.node(n).entries.is_empty());
+            return (old, self.a.hdr[n].child_cnt() == 0);
         }
-        let z = self.node(n);
-        if *key < z.entries[0].0 {
+        if self.a.cmp_at(n, 0, k) == Ordering::Greater {
             return (None, false);
         }
-        let i = Self::child_pos(z, key);
-        let c = Self::child(z, i);
-        let (old, child_empty) = self.remove_rec(c, key);
+        let i = self.a.child_pos(n, k);
+        let c = self.a.child(n, i);
+        let (old, child_empty) = self.remove_rec(c, k);
         if old.is_some() {
             self.touch(n);
             if child_empty {
                 self.release(c);
-                self.node_mut(n).entries.remove(i);
+                self.a.remove_at(n, i);
             }
         }
-        (old, self.node(n).entries.is_empty())
+        (old, self.a.hdr[n].child_cnt() == 0)
     }
 
     fn collapse_root(&mut self) {
         while let Some(r) = self.root {
             let z = self.node(r);
-            if z.level == 0 || z.entries.len() != 1 {
+            if z.level == 0 || z.child_cnt() != 1 {
                 return;
             }
-            let c = Self::child(z, 0);
+            let c = self.a.child(r, 0);
             self.release(r);
             self.root = Some(c);
         }
@@ -272,23 +265,23 @@ impl Tnc {
     pub fn range(&self, lo: &Key, hi: &Key) -> Vec<(Key, Loc)> {
         let mut out = Vec::new();
         if let Some(r) = self.root {
-            self.range_rec(r, lo, hi, &mut out);
+            self.range_rec(r, &SKey::of(lo), &SKey::of(hi), &mut out);
         }
         out
     }
 
-    fn range_rec(&self, n: usize, lo: &Key, hi: &Key, out: &mut Vec<(Key, Loc)>) {
-        let z = self.node(n);
-        for (i, (k, br)) in z.entries.iter().enumerate() {
-            match *br {
+    fn range_rec(&self, n: usize, lo: &SKey, hi: &SKey, out: &mut Vec<(Key, Loc)>) {
+        let len = self.a.hdr[n].child_cnt();
+        for i in 0..len {
+            match self.a.br(n, i) {
                 Br::Leaf(l) => {
-                    if k >= lo && k < hi {
-                        out.push((k.clone(), l));
+                    if self.a.cmp_at(n, i, lo) != Ordering::Less && self.a.cmp_at(n, i, hi) == Ordering::Less {
+                        out.push((self.a.key(n, i), l));
                     }
                 }
                 Br::Child(c) => {
-                    let after_lo = z.entries.get(i + 1).is_none_or(|(nk, _)| nk > lo);
-                    if after_lo && (i == 0 || k < hi) {
+                    let after_lo = i + 1 >= len || self.a.cmp_at(n, i + 1, lo) == Ordering::Greater;
+                    if after_lo && (i == 0 || self.a.cmp_at(n, i, hi) == Ordering::Less) {
                         self.range_rec(c, lo, hi, out);
                     }
                 }
@@ -298,12 +291,12 @@ impl Tnc {
 
     /// Live znodes (arena indices).
     pub fn znodes(&self) -> Vec<usize> {
-        (0..self.nodes.len()).filter(|i| self.nodes[*i].is_some()).collect()
+        (0..self.a.hdr.len()).filter(|i| self.a.is_live(*i)).collect()
     }
 
     /// Dirty znodes, children before parents.
     pub fn dirty_postorder(&self) -> Vec<usize> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(self.dirty);
         if let Some(r) = self.root {
             self.post_rec(r, &mut out);
         }
@@ -311,13 +304,14 @@ impl Tnc {
     }
 
     fn post_rec(&self, n: usize, out: &mut Vec<usize>) {
-        let z = self.node(n);
-        if !z.dirty {
+        if !self.a.hdr[n].dirty {
             return;
         }
-        for (_, br) in &z.entries {
-            if let Br::Child(c) = br {
-                self.post_rec(*c, out);
+        if self.a.hdr[n].level > 0 {
+            for br in self.a.brs(n) {
+                if let Br::Child(c) = br {
+                    self.post_rec(*c, out);
+                }
             }
         }
         out.push(n);
@@ -327,23 +321,22 @@ impl Tnc {
     /// (The oracle of `encode_idx_into`, which commit uses.)
     #[cfg(test)]
     pub fn encode_idx(&self, n: usize) -> crate::node::Node {
-        let z = self.node(n);
-        let branches = z
-            .entries
-            .iter()
+        let branches = self
+            .entries(n)
+            .into_iter()
             .map(|(k, br)| {
                 let l = match br {
-                    Br::Leaf(l) => *l,
-                    Br::Child(c) => self.node(*c).loc.unwrap_or(Loc { lnum: 0, offs: 0, len: 0 }),
+                    Br::Leaf(l) => l,
+                    Br::Child(c) => self.node(c).loc.unwrap_or(Loc { lnum: 0, offs: 0, len: 0 }),
                 };
-                (k.clone(), l)
+                (k, l)
             })
             .collect();
-        crate::node::Node::Idx { level: z.level, branches }
+        crate::node::Node::Idx { level: self.node(n).level, branches }
     }
 
     pub fn set_written(&mut self, n: usize, loc: Loc) {
-        let z = self.node_mut(n);
+        let z = &mut self.a.hdr[n];
         let was = std::mem::replace(&mut z.dirty, false);
         if let Some(old) = z.loc.replace(loc) {
             self.by_leb.remove(old.lnum, n);
@@ -364,25 +357,26 @@ impl Tnc {
             if z.dirty {
                 continue; // on the path of an earlier target
             }
-            let (key, level) = (z.entries[0].0.clone(), z.level);
-            let reached = self.touch_path(&key, level);
+            let level = z.level;
+            let (p, name) = self.a.key_parts(*n, 0);
+            let reached = self.touch_path(&SKey { p, name: &name }, level);
             debug_assert_eq!(reached, Some(*n), "index GC: path by first key missed the znode");
             self.touch(*n);
         }
         !targets.is_empty()
     }
 
-    /// Dirties the znodes from the root down to `level` along `key`;
+    /// Dirties the znodes from the root down to `level` along `k`;
     /// returns the one reached at `level`.
-    fn touch_path(&mut self, key: &Key, level: u8) -> Option<usize> {
+    fn touch_path(&mut self, k: &SKey, level: u8) -> Option<usize> {
         let mut n = self.root?;
         loop {
             self.touch(n);
-            let z = self.node(n);
-            if z.level <= level {
-                return (z.level == level).then_some(n);
+            let zl = self.a.hdr[n].level;
+            if zl <= level {
+                return (zl == level).then_some(n);
             }
-            n = Self::child(z, Self::child_pos(z, key));
+            n = self.a.child(n, self.a.child_pos(n, k));
         }
     }
 
@@ -414,8 +408,8 @@ impl Tnc {
     fn dirty_in_rec(&mut self, n: usize, lebs: &[u32]) -> bool {
         let mut any = false;
         if self.node(n).level > 0 {
-            for i in 0..self.node(n).entries.len() {
-                let c = Self::child(self.node(n), i);
+            for i in 0..self.node(n).child_cnt() {
+                let c = self.a.child(n, i);
                 any |= self.dirty_in_rec(c, lebs);
             }
         }
@@ -437,14 +431,7 @@ impl Tnc {
 
     /// Host bytes used by the tree.
     pub fn memory_bytes(&self) -> usize {
-        let per_entry = std::mem::size_of::<(Key, Br)>();
-        self.nodes
-            .iter()
-            .flatten()
-            .map(|z| {
-                std::mem::size_of::<Znode>() + z.entries.iter().map(|(k, _)| per_entry + k.name.len()).sum::<usize>()
-            })
-            .sum()
+        self.a.memory_bytes()
     }
 }
 

@@ -95,9 +95,9 @@ impl Fs {
             if let Some(l) = z.loc {
                 f(l);
             }
-            for (k, br) in &z.entries {
+            for (j, br) in self.tnc.brs(n).iter().enumerate() {
                 if let Br::Leaf(l) = br {
-                    if !(shadowed && self.hot.overlay.contains_key(k)) {
+                    if !(shadowed && self.hot.overlay.contains_key(&self.tnc.entry(n, j).0)) {
                         f(*l);
                     }
                 }
