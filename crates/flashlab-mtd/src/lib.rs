@@ -15,7 +15,6 @@
 //! No file I/O, no wall clock; all randomness comes from the seed.
 
 mod block2mtd;
-mod dedup;
 mod error;
 mod nand;
 mod settings;
