@@ -52,7 +52,7 @@ impl Timeline {
         // when the die is free again: `ready.max(free)` is `free` from then on.
         let (ready, mut free) = (not_before.max(self.floor), self.die_free[die]);
         let (mut busy, mut wait, mut pairs, mut last) = (0, 0, 0u64, self.gc_xfer[die]);
-        let (mut n, mut periodic) = (0, self.cal[ch].runs_pay());
+        let mut n = 0;
         loop {
             match unit_on(self, die, &ops[n..]) {
                 2 => {
@@ -67,24 +67,6 @@ impl Timeline {
                     last = GcXfer { start: x2, ready: xr2 };
                     pairs += 1;
                     n += 2;
-                    if periodic && self.cal[ch].is_last(who) {
-                        // Behind everything: the following pairs in closed form, as in
-                        // `crate::migrate_run`.
-                        let period = read_ns + 2 * xfer + program_ns;
-                        let more = pairs_on(self, die, &ops[n..]);
-                        let first = free + read_ns;
-                        if more >= 2 && self.cal[ch].append_run(who, first, more, period, xfer) {
-                            let x = first + (more - 1) * period;
-                            self.cal[ch].prune(self.floor.max(others.min(x - read_ns)));
-                            busy += more * period;
-                            free = x + 2 * xfer + program_ns;
-                            last = GcXfer { start: x + xfer, ready: x + xfer };
-                            pairs += more;
-                            n += 2 * more as usize;
-                        } else {
-                            periodic = false;
-                        }
-                    }
                 }
                 1 => {
                     // What `exec` does for an erase without command cycles.
@@ -104,11 +86,6 @@ impl Timeline {
         self.gc_xfer[die] = last;
         (n, free)
     }
-}
-
-/// How many (read, program) pairs of merge work on `die` `ops` starts with.
-fn pairs_on(tl: &Timeline, die: usize, ops: &[FlashOp]) -> u64 {
-    ops.chunks_exact(2).take_while(|p| unit_on(tl, die, p) == 2).count() as u64
 }
 
 /// The booking unit at the start of `ops` if it is merge work on `die`: 2 for a

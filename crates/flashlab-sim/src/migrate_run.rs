@@ -40,8 +40,8 @@ impl Timeline {
         let others = self.other_dies_free(ch, die);
         let (xfer, read_ns, program_ns) = (self.xfer_ns, self.t.read_ns, self.t.program_ns);
         let (mut free, mut wait, mut last) = (self.die_free[die], 0, None);
+        let (mut n, mut planes) = (0, (u32::MAX, u32::MAX));
         let (plane_die, floor, cal) = (&self.plane_die, self.floor, &mut self.cal[ch]);
-        let (mut n, mut planes, mut periodic) = (0, (u32::MAX, u32::MAX), cal.runs_pay());
         while let [read, program, ..] = &ops[n..] {
             if !is_migration_on(plane_die, die, read, program, &mut planes) {
                 break;
@@ -56,29 +56,6 @@ impl Timeline {
             free = x2 + xfer + program_ns;
             last = Some(GcXfer { start: x2, ready: xr2 });
             n += 2;
-            if periodic && cal.is_last(who) {
-                // Behind everything on the channel: each further pair of the run is
-                // ready when the die is free again and booked then (`crate::calendar`'s
-                // periodic nodes), one period after the previous one.
-                let period = read_ns + 2 * xfer + program_ns;
-                let mut peek = planes;
-                let more = ops[n..]
-                    .chunks_exact(2)
-                    .take_while(|p| is_migration_on(plane_die, die, &p[0], &p[1], &mut peek))
-                    .count() as u64;
-                let first = free + read_ns;
-                if more >= 2 && cal.append_run(who, first, more, period, xfer) {
-                    let x = first + (more - 1) * period;
-                    // The last pair's `prune`, with the die free as the pair before ends.
-                    cal.prune(floor.max(others.min(x - read_ns)));
-                    free = x + 2 * xfer + program_ns;
-                    last = Some(GcXfer { start: x + xfer, ready: x + xfer });
-                    n += 2 * more as usize;
-                    break;
-                }
-                // Not in closed form (too short, or it would merge): pair by pair.
-                periodic = false;
-            }
         }
         let Some(last) = last else { return 0 };
         let pairs = (n / 2) as u64;
