@@ -276,11 +276,16 @@ impl Timeline {
         let mut floor = self.floor;
         if self.t.bus_arbitration == BusArbitration::Fifo {
             let dies = ch * self.res_per_channel..(ch + 1) * self.res_per_channel;
-            let ready = |d: usize| match self.mp.get(d) {
-                Some(m) if m.kind.is_some() => self.die_free[d].min(m.xfer_end),
-                _ => self.die_free[d],
+            let free = &self.die_free[dies.clone()];
+            let earliest = match self.mp.is_empty() {
+                // Without multi-plane state (the default) a die is ready when it is free.
+                true => free.iter().copied().min(),
+                false => {
+                    let ready = |(m, &f): (&MultiPlane, &u64)| if m.kind.is_some() { f.min(m.xfer_end) } else { f };
+                    self.mp[dies].iter().zip(free).map(ready).min()
+                }
             };
-            floor = floor.max(dies.map(ready).min().unwrap_or(0));
+            floor = floor.max(earliest.unwrap_or(0));
         }
         self.cal[ch].prune(floor);
     }
