@@ -308,7 +308,7 @@ impl Fs {
 pub(crate) fn pad_into(b: &mut Vec<u8>, n: usize) {
     let gap = n - b.len();
     if gap >= crate::node::HDR {
-        b.extend_from_slice(&Node::pad(gap));
+        crate::codec::pad_node_into(b, gap);
     } else {
         b.resize(n, 0);
     }

@@ -155,7 +155,7 @@ impl Fs {
             padded = b;
             &padded[..]
         };
-        let new = self.head_append(GC, &[Pending::Bytes(copy)])?[0];
+        let new = self.head_append_one(GC, Pending::Bytes(copy))?;
         self.idx_set(GC, &key, new);
         self.counters.gc_moved_nodes += 1;
         Ok(true)
