@@ -194,9 +194,12 @@ impl Fs {
     /// Index LEBs that are mostly obsolete get their live znodes rewritten.
     fn index_gc_mark(&mut self) {
         let leb = self.geo.leb_bytes;
-        let mut pending = std::collections::HashMap::<u32, u32>::new();
+        // Bytes of index nodes obsoleted since the last commit, per LEB.
+        let mut pending = vec![0u32; self.geo.leb_count as usize];
         for x in &self.tnc.pending_obsolete {
-            *pending.entry(x.lnum).or_default() += x.aligned_len();
+            if let Some(c) = pending.get_mut(x.lnum as usize) {
+                *c += x.aligned_len();
+            }
         }
         let sparse: Vec<u32> = (self.geo.main_first..self.geo.leb_count)
             .filter(|l| {
@@ -205,7 +208,7 @@ impl Fs {
                     return false;
                 }
                 let used = leb - p.free - p.dirty;
-                let live = used - pending.get(l).copied().unwrap_or(0).min(used);
+                let live = used - pending[*l as usize].min(used);
                 live > 0 && live < leb / 4
             })
             .collect();
