@@ -241,7 +241,9 @@ impl Node {
         }
     }
 
-    /// A padding node of exactly `len` bytes (len >= HDR, multiple of 8).
+    /// A padding node of exactly `len` bytes (len >= HDR, multiple of 8);
+    /// the file system appends it in place ([`pad_node_into`]).
+    #[cfg(test)]
     pub fn pad(len: usize) -> Vec<u8> {
         let mut b = Vec::with_capacity(len);
         pad_node_into(&mut b, len);
@@ -255,7 +257,8 @@ pub fn nnode_payload_len(kids: usize) -> usize {
     5 + 12 * kids
 }
 
-/// Appends [`Node::pad`]`(len)`'s bytes to `out` (no buffer of their own).
+/// Appends a padding node of exactly `len` bytes (len >= HDR, multiple of
+/// 8) to `out`, with no buffer of its own.
 pub fn pad_node_into(out: &mut Vec<u8>, len: usize) {
     let at = out.len();
     Node::Pad.encode_into(0, G_NONE, out);
