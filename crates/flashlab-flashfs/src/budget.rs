@@ -32,8 +32,29 @@ impl Fs {
     /// the few LEBs a head sits on.
     pub(crate) fn reclaimable_bytes(&self) -> u64 {
         let mut total = self.lp.total_reclaimable();
-        for l in self.head_lebs() {
-            total = total - self.lp.base_reclaimable(l) + self.leb_reclaimable(l);
+        // `head_lebs` with each LEB's first head: what `leb_reclaimable`
+        // gives for a LEB under a head (it is never empty there), without
+        // looking the head up again (this runs on every write's budget).
+        let mut seen = [u32::MAX; HEADS + 1];
+        for (i, h) in self.heads.iter().chain(std::iter::once(&self.idx_head)).enumerate() {
+            let Some(l) = h.lnum else { continue };
+            if !self.geo.is_main(l) || seen[..i].contains(&l) {
+                continue;
+            }
+            seen[i] = l;
+            let p = self.lp[l as usize];
+            let io = self.geo.min_io;
+            let under_head = if i == GC {
+                0
+            } else if i < HEADS {
+                p.free.saturating_sub(io) as u64
+            } else if p.flags & (F_BUD | F_INDEX) != 0 {
+                0
+            } else {
+                (p.free + p.dirty).saturating_sub(io) as u64
+            };
+            debug_assert_eq!(under_head, self.leb_reclaimable(l));
+            total = total - self.lp.base_reclaimable(l) + under_head;
         }
         total
     }

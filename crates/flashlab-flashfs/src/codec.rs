@@ -3,7 +3,8 @@
 use crate::key::Key;
 use crate::node::*;
 
-struct W(Vec<u8>);
+/// A node being encoded: the buffer and where the node starts in it.
+struct W(Vec<u8>, usize);
 
 impl W {
     fn u8(&mut self, v: u8) {
@@ -17,8 +18,8 @@ impl W {
     }
     /// Zero bytes up to `n` bytes of node (header included).
     fn zeros_to(&mut self, n: usize) {
-        if self.0.len() < n {
-            self.0.resize(n, 0);
+        if self.0.len() < self.1 + n {
+            self.0.resize(self.1 + n, 0);
         }
     }
     fn loc(&mut self, l: Option<Loc>) {
@@ -194,11 +195,20 @@ impl Node {
     /// Full node bytes (header + payload), zero-padded to 8 bytes.
     pub fn encode(&self, sqnum: u64, group: u8) -> Vec<u8> {
         let mut v = Vec::with_capacity(self.encoded_capacity());
-        v.resize(HDR, 0);
-        let mut w = W(v);
+        self.encode_into(sqnum, group, &mut v);
+        v
+    }
+
+    /// Appends [`Node::encode`]'s bytes to `out` (no buffer of their own).
+    pub fn encode_into(&self, sqnum: u64, group: u8, out: &mut Vec<u8>) {
+        let at = out.len();
+        out.reserve(self.encoded_capacity());
+        out.resize(at + HDR, 0);
+        let mut w = W(std::mem::take(out), at);
         self.payload(&mut w);
-        let len = w.0.len();
-        let mut b = w.0;
+        *out = w.0;
+        let len = out.len() - at;
+        let b = &mut out[at..];
         b[0..4].copy_from_slice(&NODE_MAGIC.to_le_bytes());
         b[8..16].copy_from_slice(&sqnum.to_le_bytes());
         b[16..20].copy_from_slice(&(len as u32).to_le_bytes());
@@ -206,8 +216,19 @@ impl Node {
         b[21] = group;
         let crc = crc32fast::hash(&b[8..len]);
         b[4..8].copy_from_slice(&crc.to_le_bytes());
-        b.resize(align(len), 0);
-        b
+        out.resize(at + align(len), 0);
+    }
+
+    /// `encode(..).len()` of an LPT node, by arithmetic (the commit sizes
+    /// its LPT nodes before it writes them).
+    pub fn lpt_encoded_len(n: &LptNode) -> usize {
+        let payload = match n {
+            LptNode::Pnode { props, valid, .. } => {
+                9 + 9 * props.len() + valid.iter().map(|w| 1 + 8 * w.len()).sum::<usize>()
+            }
+            LptNode::Nnode { children } => nnode_payload_len(children.len()),
+        };
+        align(HDR + payload)
     }
 
     /// A data node's fields for [`DataFields::encode_into`]; None for other nodes.
@@ -220,15 +241,32 @@ impl Node {
         }
     }
 
-    /// A padding node of exactly `len` bytes (len >= HDR, multiple of 8).
+    /// A padding node of exactly `len` bytes (len >= HDR, multiple of 8);
+    /// the file system appends it in place ([`pad_node_into`]).
+    #[cfg(test)]
     pub fn pad(len: usize) -> Vec<u8> {
-        let mut b = Node::Pad.encode(0, G_NONE);
-        b.resize(len, 0);
-        b[16..20].copy_from_slice(&(len as u32).to_le_bytes());
-        let crc = crc32fast::hash(&b[8..len]);
-        b[4..8].copy_from_slice(&crc.to_le_bytes());
+        let mut b = Vec::with_capacity(len);
+        pad_node_into(&mut b, len);
         b
     }
+}
+
+/// Payload bytes of an LPT nnode with `kids` children (level byte, count,
+/// a location per child).
+pub fn nnode_payload_len(kids: usize) -> usize {
+    5 + 12 * kids
+}
+
+/// Appends a padding node of exactly `len` bytes (len >= HDR, multiple of
+/// 8) to `out`, with no buffer of its own.
+pub fn pad_node_into(out: &mut Vec<u8>, len: usize) {
+    let at = out.len();
+    Node::Pad.encode_into(0, G_NONE, out);
+    out.resize(at + len, 0);
+    let b = &mut out[at..];
+    b[16..20].copy_from_slice(&(len as u32).to_le_bytes());
+    let crc = crc32fast::hash(&b[8..len]);
+    b[4..8].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// A data node's fields with its payload borrowed: encoded straight into a
@@ -480,6 +518,55 @@ mod tests {
             }
         }
         assert!(Node::Pad.data_fields().is_none());
+    }
+
+    /// `Node::encode_into` appends what `Node::encode` gives, after whatever
+    /// the buffer held; `lpt_encoded_len` is the encoded length of LPT nodes;
+    /// `pad_node_into` appends the padding node built the old way (an
+    /// encoded `Pad` grown to its length, its length and CRC fixed up).
+    #[test]
+    fn encode_into_lpt_len_and_pad_as_before() {
+        let loc = |i: u32| Loc { lnum: i, offs: 8 * i, len: 100 + i };
+        let mut nodes = vec![
+            Node::Ino(InoNode { inum: 5, nlink: 1, size: 99, is_dir: false }),
+            Node::Dent(DentNode { parent: 1, name: b"name".to_vec(), target: 5, is_dir: true }),
+            Node::Trun { inum: 5, old_size: 10, new_size: 2 },
+            Node::Idx { level: 1, branches: vec![(Key::dent(1, b"ab"), loc(3)), (Key::data(2, 9), loc(4))] },
+            Node::Mst(MstNode { commit_no: 3, root: Some(loc(1)), ..MstNode::default() }),
+            Node::Pad,
+        ];
+        for n in 0..=4u32 {
+            let props: Vec<(u32, u32, u8)> = (0..n).map(|i| (i * 1000, i * 7, i as u8)).collect();
+            let bits: Vec<Vec<u64>> = (0..n).map(|i| (0..i + 1).map(|w| w as u64 * 0x0101 + 3).collect()).collect();
+            nodes.push(Node::Lpt(LptNode::Pnode { first: 4 * n, props: props.clone(), valid: vec![] }));
+            nodes.push(Node::Lpt(LptNode::Pnode { first: 4 * n, props, valid: bits }));
+            nodes.push(Node::Lpt(LptNode::Nnode { children: (0..n).map(loc).collect() }));
+        }
+        for n in &nodes {
+            for (sq, g) in [(0u64, G_NONE), (77, G_LAST)] {
+                let want = n.encode(sq, g);
+                for pre in [0usize, 3, 8, 61] {
+                    let mut out = vec![0x5A; pre];
+                    n.encode_into(sq, g, &mut out);
+                    assert_eq!(&out[..pre], &vec![0x5A; pre][..]);
+                    assert_eq!(&out[pre..], &want[..], "{n:?} after {pre} bytes");
+                }
+                if let Node::Lpt(l) = n {
+                    assert_eq!(Node::lpt_encoded_len(l), want.len(), "{n:?}");
+                }
+            }
+        }
+        for len in (HDR..=2048).step_by(8) {
+            let mut old = Node::Pad.encode(0, G_NONE);
+            old.resize(len, 0);
+            old[16..20].copy_from_slice(&(len as u32).to_le_bytes());
+            let crc = crc32fast::hash(&old[8..len]);
+            old[4..8].copy_from_slice(&crc.to_le_bytes());
+            assert_eq!(Node::pad(len), old);
+            let mut out = vec![1, 2, 3];
+            pad_node_into(&mut out, len);
+            assert_eq!(&out[3..], &old[..]);
+        }
     }
 
     /// `leaf_key` is `parse_node(..)`'s node's key, whole or truncated.

@@ -4,10 +4,11 @@
 //! both master-node copies. The master write is the commit point: until
 //! it is on flash the old master, index, LPT, orphans and log stay intact.
 
+use crate::codec::nnode_payload_len;
 use crate::error::FsResult;
 use crate::fs::{Fs, Lprops, F_BUD, F_INDEX, F_TAKEN, HEADS};
 use crate::layout::MST_LNUMS;
-use crate::node::{Loc, LptNode, MstNode, Node, G_NONE};
+use crate::node::{align, Loc, LptNode, MstNode, Node, G_NONE, HDR};
 use flashlab_mtd::Cause;
 
 impl Fs {
@@ -193,9 +194,12 @@ impl Fs {
     /// Index LEBs that are mostly obsolete get their live znodes rewritten.
     fn index_gc_mark(&mut self) {
         let leb = self.geo.leb_bytes;
-        let mut pending = std::collections::HashMap::<u32, u32>::new();
+        // Bytes of index nodes obsoleted since the last commit, per LEB.
+        let mut pending = vec![0u32; self.geo.leb_count as usize];
         for x in &self.tnc.pending_obsolete {
-            *pending.entry(x.lnum).or_default() += x.aligned_len();
+            if let Some(c) = pending.get_mut(x.lnum as usize) {
+                *c += x.aligned_len();
+            }
         }
         let sparse: Vec<u32> = (self.geo.main_first..self.geo.leb_count)
             .filter(|l| {
@@ -204,7 +208,7 @@ impl Fs {
                     return false;
                 }
                 let used = leb - p.free - p.dirty;
-                let live = used - pending.get(l).copied().unwrap_or(0).min(used);
+                let live = used - pending[*l as usize].min(used);
                 live > 0 && live < leb / 4
             })
             .collect();
@@ -339,12 +343,17 @@ impl Fs {
             dirty.push(up);
         }
         let pnodes: Vec<Node> = changed.iter().map(|i| self.pnode(*i)).collect();
-        let mut sizes: Vec<u32> = pnodes.iter().map(|n| n.encode(0, G_NONE).len() as u32).collect();
+        // The encoded sizes by arithmetic (`Node::lpt_encoded_len`, tested
+        // against `encode`), not by encoding every node twice.
+        let lpt_len = |n: &Node| match n {
+            Node::Lpt(l) => Node::lpt_encoded_len(l) as u32,
+            _ => n.encode(0, G_NONE).len() as u32,
+        };
+        let mut sizes: Vec<u32> = pnodes.iter().map(lpt_len).collect();
         for (k, idx) in dirty.iter().enumerate().skip(1) {
             for i in idx {
                 let kids = (self.lpt.levels[k - 1].len() as u32 - i * 4).min(4) as usize;
-                let probe = Node::Lpt(LptNode::Nnode { children: vec![Loc { lnum: 0, offs: 0, len: 0 }; kids] });
-                sizes.push(probe.encode(0, G_NONE).len() as u32);
+                sizes.push(align(HDR + nnode_payload_len(kids)) as u32);
             }
         }
         let first = self.geo.lpt_first + self.lpt_area * self.geo.lpt_lebs;
@@ -392,17 +401,23 @@ impl Fs {
         lnum < end
     }
 
+    /// Appends `node` to the area: encoded straight into the writer's
+    /// buffer, whose whole pages are programmed from it.
     pub(crate) fn area_push(&mut self, w: &mut AreaWriter, node: &Node) -> FsResult<Loc> {
         let sq = self.next_sqnum();
-        let b = node.encode(sq, G_NONE);
-        let len = u32::from_le_bytes([b[16], b[17], b[18], b[19]]);
+        let at = w.buf.len();
+        node.encode_into(sq, G_NONE, &mut w.buf);
+        let b_len = (w.buf.len() - at) as u32;
+        let len = u32::from_le_bytes([w.buf[at + 16], w.buf[at + 17], w.buf[at + 18], w.buf[at + 19]]);
         let io = self.geo.min_io;
         if !w.started {
             self.unmap(w.lnum, w.cause)?;
             w.started = true;
         }
-        if w.offs + w.buf.len() as u32 + b.len() as u32 + io > self.geo.leb_bytes {
+        if w.offs + at as u32 + b_len + io > self.geo.leb_bytes {
+            let b = w.buf.split_off(at);
             self.area_finish(w)?;
+            w.buf = b;
             w.lnum += 1;
             w.offs = 0;
             if w.lnum >= w.first + w.lebs {
@@ -410,12 +425,12 @@ impl Fs {
             }
             self.unmap(w.lnum, w.cause)?;
         }
-        let loc = Loc { lnum: w.lnum, offs: w.offs + w.buf.len() as u32, len };
-        w.buf.extend_from_slice(&b);
+        let loc = Loc { lnum: w.lnum, offs: w.offs + w.buf.len() as u32 - b_len, len };
         let full = w.buf.len() / io as usize * io as usize;
         if full > 0 {
-            let chunk: Vec<u8> = w.buf.drain(..full).collect();
-            self.ubi.leb_write(self.vol, w.lnum, w.offs, &chunk, w.cause)?;
+            let r = self.ubi.leb_write(self.vol, w.lnum, w.offs, &w.buf[..full], w.cause);
+            w.buf.drain(..full);
+            r?;
             w.offs += full as u32;
         }
         Ok(loc)

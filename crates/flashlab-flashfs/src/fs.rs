@@ -99,7 +99,8 @@ pub struct Fs {
     pub(crate) orphans: BTreeSet<u32>,
     pub(crate) fds: BTreeMap<Fd, u32>,
     pub(crate) next_fd: u64,
-    pub(crate) inodes: HashMap<u32, InoNode>,
+    /// Cached inodes (looked up on every write; nothing iterates them).
+    pub(crate) inodes: HashMap<u32, InoNode, std::hash::BuildHasherDefault<crate::key::KeyHasher>>,
     pub(crate) in_commit: bool,
     pub(crate) broken: bool,
     pub(crate) counters: FsCounters,
@@ -154,7 +155,7 @@ impl Fs {
             orphans: BTreeSet::new(),
             fds: BTreeMap::new(),
             next_fd: 3,
-            inodes: HashMap::new(),
+            inodes: HashMap::default(),
             in_commit: false,
             broken: false,
             counters: FsCounters::default(),
@@ -308,7 +309,7 @@ impl Fs {
 pub(crate) fn pad_into(b: &mut Vec<u8>, n: usize) {
     let gap = n - b.len();
     if gap >= crate::node::HDR {
-        b.extend_from_slice(&Node::pad(gap));
+        crate::codec::pad_node_into(b, gap);
     } else {
         b.resize(n, 0);
     }

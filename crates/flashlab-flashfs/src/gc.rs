@@ -142,6 +142,15 @@ impl Fs {
     /// is `parse_node`'s key).
     fn gc_move(&mut self, bytes: &[u8], h: &Hdr, loc: Loc) -> FsResult<bool> {
         let Some(key) = leaf_key(h, bytes) else { return Ok(false) };
+        // UBIFS asks the TNC about every scanned node (`ubifs_tnc_has_node`
+        // in `sort_nodes`, from `ubifs_garbage_collect_leb`, fs/ubifs/gc.c);
+        // the answer is the same without the walk when the page map shows
+        // the node dead (a data node's middle page is its own), and the
+        // in-memory walk can neither fail nor count anything here.
+        if self.vmap.spans_a_dead_page(loc) {
+            debug_assert_ne!(self.idx_lookup(&key), Some(loc), "page map says dead, index says live");
+            return Ok(false);
+        }
         if self.idx_lookup(&key) != Some(loc) {
             return Ok(false);
         }
@@ -155,7 +164,7 @@ impl Fs {
             padded = b;
             &padded[..]
         };
-        let new = self.head_append(GC, &[Pending::Bytes(copy)])?[0];
+        let new = self.head_append_one(GC, Pending::Bytes(copy))?;
         self.idx_set(GC, &key, new);
         self.counters.gc_moved_nodes += 1;
         Ok(true)

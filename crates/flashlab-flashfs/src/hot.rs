@@ -279,9 +279,11 @@ impl Fs {
 
     /// Bookkeeping after a successful commit.
     pub(crate) fn finish_hot_commit(&mut self, full: bool) {
-        let changed = std::mem::take(&mut self.hot.changed);
+        let changed = &self.hot.changed;
         self.counters.index_updates += changed.len() as u64;
         self.counters.index_updates_data += changed.iter().filter(|k| k.kind == KIND_DATA).count() as u64;
+        // Cleared, not dropped: the set keeps its table for the next commit.
+        self.hot.changed.clear();
         if !self.cfg.delay_on() {
             return;
         }

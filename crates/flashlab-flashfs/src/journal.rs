@@ -93,7 +93,7 @@ impl Fs {
     /// block written as it is: no `DataNode` with a copy of the payload).
     pub(crate) fn journal_write_data(&mut self, h: usize, d: crate::codec::DataFields) -> FsResult<Loc> {
         let sq = self.next_sqnum();
-        let loc = self.head_append(h, &[Pending::Data(d, sq, G_NONE)])?[0];
+        let loc = self.head_append_one(h, Pending::Data(d, sq, G_NONE))?;
         if !self.heads[h].wbuf.is_empty() {
             self.note_wbuf_ino(h, d.inum);
         }
@@ -106,24 +106,37 @@ impl Fs {
         }
     }
 
-    /// Appends nodes to head `h`.
+    /// Appends nodes to head `h`; returns their locations.
     pub(crate) fn head_append(&mut self, h: usize, bufs: &[Pending]) -> FsResult<Vec<Loc>> {
+        let mut locs = Vec::with_capacity(bufs.len());
+        self.head_append_with(h, bufs, |l| locs.push(l))?;
+        Ok(locs)
+    }
+
+    /// [`Fs::head_append`] of one node: its location, no vector.
+    pub(crate) fn head_append_one(&mut self, h: usize, b: Pending) -> FsResult<Loc> {
+        let mut loc = Loc { lnum: 0, offs: 0, len: 0 };
+        self.head_append_with(h, std::slice::from_ref(&b), |l| loc = l)?;
+        Ok(loc)
+    }
+
+    /// Appends nodes to head `h`, handing each node's location to `found`
+    /// (in order) before the write buffer's full pages are programmed.
+    fn head_append_with(&mut self, h: usize, bufs: &[Pending], mut found: impl FnMut(Loc)) -> FsResult<()> {
         let total: u32 = bufs.iter().map(|b| b.appended_len() as u32).sum();
         let fits = self.heads[h].lnum.is_some() && self.heads[h].end() + total <= self.geo.leb_bytes;
         if !fits {
             self.head_switch(h)?;
         }
         let lnum = self.heads[h].lnum.unwrap_or(0);
-        let mut locs = Vec::with_capacity(bufs.len());
         for b in bufs {
             let loc = Loc { lnum, offs: self.heads[h].end(), len: b.node_len() };
             self.vmap.add(loc);
-            locs.push(loc);
+            found(loc);
             b.append_to(&mut self.heads[h].wbuf);
         }
         self.lp.update(lnum, |p| p.free -= total);
-        self.head_flush_full(h)?;
-        Ok(locs)
+        self.head_flush_full(h)
     }
 
     fn head_flush_full(&mut self, h: usize) -> FsResult<()> {

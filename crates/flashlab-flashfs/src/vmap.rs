@@ -45,6 +45,13 @@ impl PageMap {
         }
     }
 
+    /// Whether some page that `loc` spans holds no live node. The map
+    /// counts every live node on each page it spans (`check_vmap` in strict
+    /// mode), so such a node cannot be live.
+    pub fn spans_a_dead_page(&self, loc: Loc) -> bool {
+        self.span(loc).any(|i| self.counts[i] == 0)
+    }
+
     pub fn clear_leb(&mut self, lnum: u32) {
         let base = (lnum * self.pages_per_leb) as usize;
         let end = (base + self.pages_per_leb as usize).min(self.counts.len());
