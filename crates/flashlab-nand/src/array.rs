@@ -4,6 +4,7 @@
 
 use crate::{Cause, Geometry, OpCounters, OpKind, Table};
 
+mod list;
 mod words;
 
 /// State of one physical page.
