@@ -4,7 +4,6 @@
 
 use crate::{Cause, Geometry, OpCounters, OpKind, Table};
 
-mod list;
 mod words;
 
 /// State of one physical page.
