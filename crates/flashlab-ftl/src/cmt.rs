@@ -225,12 +225,13 @@ impl Cmt {
     }
 
     /// A hit on cached `lpn`: promote it (segmented) or move it to the MRU end (LRU).
+    /// Returns its slot (for [`Self::set_dirty_at`]).
     #[inline]
-    pub(crate) fn touch(&mut self, lpn: u64) {
+    pub(crate) fn touch(&mut self, lpn: u64) -> u32 {
         let s = self.slot_of[lpn as usize];
         let to = if self.protected_cap > 0 { PROTECTED } else { PROBATION };
         if self.head[to] == s {
-            return;
+            return s;
         }
         self.unlink(s);
         self.push_mru(s, to);
@@ -239,6 +240,7 @@ impl Cmt {
             self.unlink(lru);
             self.push_mru(lru, PROBATION);
         }
+        s
     }
 
     /// Bring in what evicting the next victim touches: its neighbour's slot, its `slot_of`
@@ -256,14 +258,43 @@ impl Cmt {
         }
     }
 
-    /// Insert `lpn` (not cached; the cache not full) as a clean entry at the probationary MRU end.
-    pub(crate) fn insert(&mut self, lpn: u64) {
+    /// Insert `lpn` (not cached; the cache not full) at the probationary MRU end, clean,
+    /// or `dirty` (the state of a clean insert followed by [`Self::set_dirty`]).
+    pub(crate) fn insert(&mut self, lpn: u64, dirty: bool) {
         let s = self.free.pop().expect("CMT full: evict first");
-        self.slots[s as usize].lpn = lpn as u32;
-        self.slots[s as usize].dgen = 0;
+        self.put(s, lpn, dirty);
+    }
+
+    /// [`Self::insert`] into free slot `s` (one [`Self::take_victim`] returned).
+    #[inline]
+    pub(crate) fn put(&mut self, s: u32, lpn: u64, dirty: bool) {
+        let dgen = self.dirty_gen(lpn, dirty);
+        let slot = &mut self.slots[s as usize];
+        (slot.lpn, slot.dgen) = (lpn as u32, dgen);
         self.slot_of[lpn as usize] = s;
         self.set_cached(lpn, true);
         self.push_mru(s, PROBATION);
+    }
+
+    /// The `dgen` of a new entry of `lpn`: its page's generation, counted as one more
+    /// dirty entry, when `dirty`; else 0 (clean).
+    #[inline]
+    fn dirty_gen(&mut self, lpn: u64, dirty: bool) -> u32 {
+        if !dirty {
+            return 0;
+        }
+        let t = self.page_of.of(lpn) as usize;
+        self.dirty_count[t] += 1;
+        self.page_gen[t]
+    }
+
+    /// Make a dirty entry that was just inserted (nothing cleaned it since) clean again:
+    /// undoes [`Self::insert`]'s `dirty` when the write it was made for failed.
+    pub(crate) fn undo_dirty_insert(&mut self, lpn: u64) {
+        let (s, t) = (self.slot_of[lpn as usize] as usize, self.page_of.of(lpn) as usize);
+        debug_assert!(self.slots[s].dgen == self.page_gen[t]);
+        self.slots[s].dgen = 0;
+        self.dirty_count[t] -= 1;
     }
 
     #[inline]
@@ -276,24 +307,69 @@ impl Cmt {
         d != 0 && d == self.page_gen[self.page(s)]
     }
 
-    /// Drop the entry replacement evicts next (the cache must not be empty): the
-    /// probationary LRU entry, else the protected one. Returns its logical page and
-    /// whether it was dirty.
-    pub(crate) fn evict(&mut self) -> (u64, bool) {
+    /// Take out the entry replacement evicts next (the cache must not be empty): the
+    /// probationary LRU entry, else the protected one. Returns its logical page, whether
+    /// it was dirty, and its slot, which the caller hands to [`Self::put`] (or
+    /// [`Self::release`]): in a full CMT the free stack is empty, so the slot an
+    /// eviction pushes is the one the next insert pops, and taking it directly leaves
+    /// the same state without the stack.
+    pub(crate) fn take_victim(&mut self) -> (u64, bool, u32) {
         let s = if self.tail[PROBATION] != NIL { self.tail[PROBATION] } else { self.tail[PROTECTED] };
-        let lpn = self.slots[s as usize].lpn as u64;
-        let was = self.dirty_slot(s);
+        let Slot { lpn, dgen, .. } = self.slots[s as usize];
+        let t = self.page_of.of(lpn as u64) as usize;
+        let was = dgen != 0 && dgen == self.page_gen[t];
         if was {
-            let t = self.page(s);
             self.dirty_count[t] -= 1;
         }
         self.unlink(s);
         self.slot_of[lpn as usize] = NIL;
-        self.set_cached(lpn, false);
+        self.set_cached(lpn as u64, false);
+        self.prefetch_next_victim();
+        (lpn as u64, was, s)
+    }
+
+    /// Replace the entry replacement evicts next by `lpn` (not cached; the CMT full),
+    /// clean or `dirty` as [`Self::insert`]: the state of [`Self::take_victim`] and
+    /// [`Self::put`]. When the victim is dirty it is only taken out, and its logical page
+    /// and slot returned: the caller writes it back (which cleans its translation page's
+    /// entries, so the new entry must not be in yet) and then calls `put`. A clean victim
+    /// at the probationary LRU end, not alone there, moves to the MRU end in one step
+    /// (the segment's length stays).
+    #[inline]
+    pub(crate) fn replace(&mut self, lpn: u64, dirty: bool) -> Option<(u64, u32)> {
+        let s = if self.tail[PROBATION] != NIL { self.tail[PROBATION] } else { self.tail[PROTECTED] };
+        let v = self.slots[s as usize];
+        let vt = self.page_of.of(v.lpn as u64) as usize;
+        if v.dgen != 0 && v.dgen == self.page_gen[vt] {
+            let (l, _, s) = self.take_victim();
+            return Some((l, s));
+        }
+        self.slot_of[v.lpn as usize] = NIL;
+        self.set_cached(v.lpn as u64, false);
+        let h = self.head[PROBATION];
+        if v.seg as usize == PROBATION && h != s {
+            // `unlink` of the tail (its `prev` is not NIL: it is not the head) and
+            // `push_mru` into the same segment.
+            self.slots[v.prev as usize].next = NIL;
+            self.tail[PROBATION] = v.prev;
+            self.slots[h as usize].prev = s;
+            self.head[PROBATION] = s;
+            let dgen = self.dirty_gen(lpn, dirty);
+            self.slots[s as usize] = Slot { lpn: lpn as u32, prev: NIL, next: h, dgen, seg: PROBATION as u8 };
+            self.slot_of[lpn as usize] = s;
+            self.set_cached(lpn, true);
+        } else {
+            self.unlink(s);
+            self.put(s, lpn, dirty);
+        }
+        self.prefetch_next_victim();
+        None
+    }
+
+    /// Return slot `s` of a [`Self::take_victim`] to the free stack (its entry dropped).
+    pub(crate) fn release(&mut self, s: u32) {
         self.slots[s as usize].lpn = NIL;
         self.free.push(s);
-        self.prefetch_next_victim();
-        (lpn, was)
     }
 
     /// The state inserting logical pages `0..l` in order leaves in an empty CMT (each
@@ -332,7 +408,13 @@ impl Cmt {
     /// Mark cached `lpn` dirty (its value changed in RAM only).
     #[inline]
     pub(crate) fn set_dirty(&mut self, lpn: u64) {
-        let (s, t) = (self.slot_of[lpn as usize] as usize, self.page_of.of(lpn) as usize);
+        self.set_dirty_at(self.slot_of[lpn as usize], lpn);
+    }
+
+    /// [`Self::set_dirty`] of `lpn`, cached in slot `s`.
+    #[inline]
+    pub(crate) fn set_dirty_at(&mut self, s: u32, lpn: u64) {
+        let (s, t) = (s as usize, self.page_of.of(lpn) as usize);
         let (d, g) = (self.slots[s].dgen, self.page_gen[t]);
         if d != 0 && d == g {
             return;
@@ -409,5 +491,121 @@ impl Cmt {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cmt;
+    use std::collections::{HashSet, VecDeque};
+
+    /// Segmented LRU written the plain way (Karedla et al. 1994; Gupta et al. 2009,
+    /// §3.1): two queues, MRU at the front, and the set of dirty entries.
+    struct Naive {
+        seg: [VecDeque<u64>; 2],
+        protected_cap: usize,
+        capacity: usize,
+        dirty: HashSet<u64>,
+        epp: u64,
+    }
+
+    impl Naive {
+        fn cached(&self, l: u64) -> bool {
+            self.seg.iter().any(|q| q.contains(&l))
+        }
+        fn touch(&mut self, l: u64) {
+            let to = if self.protected_cap > 0 { 1 } else { 0 };
+            for q in &mut self.seg {
+                q.retain(|&x| x != l);
+            }
+            self.seg[to].push_front(l);
+            if self.seg[1].len() > self.protected_cap {
+                let lru = self.seg[1].pop_back().unwrap();
+                self.seg[0].push_front(lru);
+            }
+        }
+        /// Insert `l` (evicting first when full); returns the victim and its dirtiness.
+        fn insert(&mut self, l: u64, dirty: bool) -> Option<(u64, bool)> {
+            let mut out = None;
+            if self.seg[0].len() + self.seg[1].len() == self.capacity {
+                let v = if self.seg[0].is_empty() { self.seg[1].pop_back() } else { self.seg[0].pop_back() }.unwrap();
+                out = Some((v, self.dirty.remove(&v)));
+            }
+            self.seg[0].push_front(l);
+            if dirty {
+                self.dirty.insert(l);
+            }
+            out
+        }
+        fn clean_page(&mut self, t: u64) {
+            let epp = self.epp;
+            self.dirty.retain(|&l| l / epp != t);
+        }
+    }
+
+    /// Random hits, misses (inserts clean or dirty, evicting through `take_victim` and
+    /// `put`, or `insert` while there is room), `set_dirty` and batch cleans: the same
+    /// victims, dirtiness and order as the plain segmented LRU, and `check` holds.
+    #[test]
+    fn the_cmt_evicts_what_a_plain_segmented_lru_evicts() {
+        for (segmented, capacity, epp) in [(true, 40, 8), (false, 40, 8), (true, 1, 4), (true, 64, 5)] {
+            let logical = 300u64;
+            let mut c = Cmt::new(logical, capacity, epp, segmented);
+            let mut n = Naive {
+                seg: [VecDeque::new(), VecDeque::new()],
+                protected_cap: if segmented { capacity as usize * 4 / 5 } else { 0 },
+                capacity: capacity as usize,
+                dirty: HashSet::new(),
+                epp: epp as u64,
+            };
+            let mut x = 11u64;
+            for step in 0..20_000 {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                let (l, op) = ((x >> 33) % (capacity as u64 * 3).min(logical), (x >> 20) % 8);
+                assert_eq!(c.contains(l), n.cached(l), "step {step}");
+                if op == 0 {
+                    c.clean_page(l / epp as u64);
+                    n.clean_page(l / epp as u64);
+                } else if c.contains(l) {
+                    let s = c.touch(l);
+                    n.touch(l);
+                    if op < 4 {
+                        c.set_dirty_at(s, l);
+                        n.dirty.insert(l);
+                    }
+                } else {
+                    let dirty = op < 5;
+                    let want = n.insert(l, dirty);
+                    if c.is_full() && op % 2 == 0 {
+                        let (v, was, s) = c.take_victim();
+                        assert_eq!(Some((v, was)), want, "step {step}");
+                        c.put(s, l, dirty);
+                    } else if c.is_full() {
+                        match c.replace(l, dirty) {
+                            Some((v, s)) => {
+                                assert_eq!(Some((v, true)), want, "step {step}");
+                                c.put(s, l, dirty);
+                            }
+                            None => assert!(matches!(want, Some((_, false))), "step {step}"),
+                        }
+                    } else {
+                        assert_eq!(want, None);
+                        c.insert(l, dirty);
+                    }
+                }
+                for l in 0..logical {
+                    assert_eq!(c.is_dirty(l), n.dirty.contains(&l), "step {step}: lpn {l}");
+                }
+                c.check().unwrap();
+            }
+            // The order too: evicting everything yields the plain LRU's order.
+            while c.len() > 0 {
+                let (v, was, s) = c.take_victim();
+                c.release(s);
+                let w = if n.seg[0].is_empty() { n.seg[1].pop_back() } else { n.seg[0].pop_back() }.unwrap();
+                assert_eq!((v, was), (w, n.dirty.remove(&w)));
+            }
+            c.check().unwrap();
+        }
     }
 }
