@@ -118,6 +118,10 @@ pub(crate) struct Ref {
 #[derive(Clone)]
 pub(crate) struct Dict {
     table: Vec<u64>,
+    /// First word of an indexed page → that page (`tag << 32 | page`): a
+    /// page that starts with the same bytes most likely repeats the page
+    /// whole but for a few bytes (a log of equal records at the same phase).
+    starts: Vec<u64>,
     /// Pages of at most 2^16 words are indexed (others are never found).
     on: bool,
 }
@@ -127,7 +131,7 @@ impl Dict {
     /// two pages, between 64 and 32 768 slots (256 KiB, to stay in cache).
     pub fn new(pages: usize, page_bytes: usize) -> Self {
         let slots = (pages / 2).next_power_of_two().clamp(64, 1 << 15);
-        Dict { table: vec![0; slots], on: page_bytes / 8 <= 1 << 16 }
+        Dict { table: vec![0; slots], starts: vec![0; slots / 8], on: page_bytes / 8 <= 1 << 16 }
     }
 
     #[inline]
@@ -142,9 +146,12 @@ impl Dict {
 
     /// Indexes every [`STRIDE`]-th word of `bytes`, the contents of slab page `page`.
     pub fn index(&mut self, page: u32, bytes: &[u8]) {
-        if !self.on {
+        if !self.on || bytes.len() < 8 {
             return;
         }
+        let w = word(bytes, 0);
+        let s = self.start_slot(w);
+        self.starts[s] = Self::tag(w) << 32 | page as u64;
         for i in (0..bytes.len() / 8).step_by(STRIDE) {
             let w = word(bytes, i);
             if indexable(w) {
@@ -152,6 +159,18 @@ impl Dict {
                 self.table[s] = Self::tag(w) << 48 | (i as u64) << 32 | page as u64;
             }
         }
+    }
+
+    #[inline]
+    fn start_slot(&self, w: u64) -> usize {
+        (hash(w) >> 40) as usize & (self.starts.len() - 1)
+    }
+
+    /// The last indexed page that started with word `w` (unchecked).
+    #[inline]
+    fn start(&self, w: u64) -> Option<u32> {
+        let e = self.starts[self.start_slot(w)];
+        (e >> 32 == Self::tag(w)).then_some(e as u32)
     }
 
     /// Where word `w` was last indexed (unchecked): (page, byte offset).
@@ -162,7 +181,7 @@ impl Dict {
     }
 
     pub fn bytes(&self) -> usize {
-        self.table.len() * 8
+        (self.table.len() + self.starts.len()) * 8
     }
 
     /// The runs of `src` (a whole page of `slab`'s size, a multiple of 8
@@ -171,9 +190,10 @@ impl Dict {
     /// quarter of the page past the last run without finding one.
     ///
     /// Before looking words up, it tries where the bytes most likely are
-    /// (each guess checked by comparing, like a dictionary hit): the page
-    /// starts where the last page found ended (`hint`: a file system writes
-    /// its log in order), a run that reaches its base page's end goes on at
+    /// (each guess checked by comparing, like a dictionary hit): an indexed
+    /// page that starts with the same word, or else where the last page found
+    /// ended (`hint`: a file system writes its log in order); a run that
+    /// reaches its base page's end goes on at
     /// the start of the next slab page (the store takes fresh pages in order
     /// while it fills), and after a few differing bytes (a node header, a
     /// stamp) the page often agrees with the same base again at the same
@@ -184,8 +204,13 @@ impl Dict {
         let live = |p: u32| uses.get(p as usize).is_some_and(|&u| u > 0);
         let (mut done, mut covered, mut i) = (0, 0, 0);
         let mut give_up = n / 4;
-        // (byte of `src`, slab page, byte of it) to try before any lookup.
-        let mut guess = hint.take().map(|(p, o)| (0, p, o));
+        // (byte of `src`, slab page, byte of it) to try before any lookup,
+        // and the one to try next if it fails at the page's start.
+        let mut guess = self.start(word(src, 0)).map(|p| (0, p, 0));
+        let mut other = hint.take().map(|(p, o)| (0, p, o));
+        if guess.is_none() {
+            guess = other.take();
+        }
         while done < n {
             let (at, page, off) = match guess.take() {
                 Some(g) => g,
@@ -195,6 +220,7 @@ impl Dict {
                 },
             };
             if !live(page) || off >= n {
+                guess = other.take();
                 continue;
             }
             let base = slab.page(page);
@@ -203,8 +229,10 @@ impl Dict {
             let (start, end) = (at - back, at + fwd);
             if end - start < MIN_REF && (end < n || end == start) {
                 i = i.max(at / 8 + 1);
+                guess = other.take();
                 continue;
             }
+            other = None;
             refs.push(Ref { at: start, len: end - start, page, off: off - back });
             covered += end - start;
             done = end;
@@ -282,8 +310,15 @@ fn resync(src: &[u8], base: &[u8], at: usize, off: usize) -> Option<(usize, usiz
 
 /// The pieces of `src` given its runs `refs` (in page order, not overlapping).
 pub(crate) fn encode(src: &[u8], refs: &[Ref]) -> Box<[u8]> {
+    // The exact size, so that the box takes the vector's buffer as it is.
     let literal: usize = src.len() - refs.iter().map(|r| r.len).sum::<usize>();
-    let mut out = Vec::with_capacity(literal + REC * (2 * refs.len() + 1));
+    let (mut gaps, mut end) = (0, 0);
+    for r in refs {
+        gaps += usize::from(r.at > end);
+        end = r.at + r.len;
+    }
+    gaps += usize::from(src.len() > end);
+    let mut out = Vec::with_capacity(literal + REC * (refs.len() + gaps));
     let rec = |out: &mut Vec<u8>, len: usize, page: u32, off: usize| {
         for v in [len as u32, page, off as u32] {
             out.extend_from_slice(&v.to_le_bytes());
@@ -300,6 +335,7 @@ pub(crate) fn encode(src: &[u8], refs: &[Ref]) -> Box<[u8]> {
         }
         at = r.at + r.len;
     }
+    debug_assert_eq!(out.len(), out.capacity());
     out.into_boxed_slice()
 }
 
@@ -436,5 +472,17 @@ mod tests {
         // A wrong hint costs a comparison, not a wrong byte.
         let mut hint = Some((1, 0));
         assert!(!dict.find(&src, &slab, &uses, &mut hint, &mut refs) && hint.is_none());
+        // A page starting as an indexed page does is found from its first
+        // word alone, whatever the hint.
+        let mut dict = Dict::new(8, 1024);
+        dict.index(0, slab.page(0));
+        let mut src = data[..1024].to_vec();
+        src[300..356].iter_mut().for_each(|b| *b ^= 0xA5);
+        let mut hint = Some((1, 0));
+        assert!(dict.find(&src, &slab, &uses, &mut hint, &mut refs), "{refs:?}");
+        assert_eq!((refs.len(), hint), (2, Some((1, 0))), "{refs:?}");
+        let mut back = vec![0u8; 1024];
+        read(&encode(&src, &refs), &slab, 0, &mut back);
+        assert_eq!(back, src);
     }
 }
