@@ -15,6 +15,7 @@
 //! No file I/O, no wall clock; all randomness comes from the seed.
 
 mod block2mtd;
+mod dedup;
 mod error;
 mod nand;
 mod settings;

@@ -66,6 +66,11 @@ impl Slab {
         n
     }
 
+    /// Whether a page given back waits for reuse.
+    pub fn has_free(&self) -> bool {
+        !self.free.is_empty()
+    }
+
     /// Gives page `n` back for reuse.
     pub fn give(&mut self, n: u32) {
         self.free.push(n);
@@ -88,6 +93,18 @@ impl Slab {
     pub fn page_mut(&mut self, n: u32) -> &mut [u8] {
         let (c, o) = self.at(n);
         &mut self.chunks[c].0[o..o + self.page_bytes]
+    }
+
+    /// Copies page `from`'s bytes into page `to`.
+    pub fn copy(&mut self, from: u32, to: u32) {
+        let ((cf, of), (ct, ot), pb) = (self.at(from), self.at(to), self.page_bytes);
+        if cf == ct {
+            self.chunks[cf].0.copy_within(of..of + pb, ot);
+        } else {
+            let (lo, hi) = self.chunks.split_at_mut(cf.max(ct));
+            let (src, dst) = if cf < ct { (&lo[cf], &mut hi[0]) } else { (&hi[0], &mut lo[ct]) };
+            dst.0[ot..ot + pb].copy_from_slice(&src.0[of..of + pb]);
+        }
     }
 
     /// Bytes of the pages given back and not taken again.
@@ -119,6 +136,12 @@ mod tests {
         s.give(4000);
         assert_eq!((s.free_bytes(), s.made_bytes()), (1024, 5000 * 512));
         assert_eq!((s.take(), s.take(), s.take()), (4000, 7, 5000));
+        s.copy(4095, 4096);
+        s.copy(4097, 4095);
+        s.copy(3, 5);
+        assert!(s.page(4096).iter().all(|&b| b == 4095u32 as u8));
+        assert!(s.page(4095).iter().all(|&b| b == 4097u32 as u8));
+        assert!(s.page(5).iter().all(|&b| b == 3));
         let small = Slab::new(4096, 3);
         assert_eq!(small.chunk_pages, 3, "a small device maps only itself");
     }

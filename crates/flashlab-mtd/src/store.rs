@@ -10,8 +10,18 @@
 //! payloads as zeros so that a long simulation's memory stays flat.)
 //!
 //! Dense pages live in a [`Slab`] (`slab.rs`): fixed page buffers in chunks of
-//! one mapping each, reused across erases.
+//! one mapping each, reused across erases. A whole page programmed with bytes
+//! the store mostly holds already is kept as pieces referring to them
+//! (`dedup.rs`); a slab page then has several users and is given back when
+//! the last one lets it go, and a slot that changes a shared page first takes
+//! a copy of its own. Pieces are made only while the store's high-water mark
+//! of held pages grows, i.e. where a store without them would take a page of
+//! memory the process has never touched (the kernel zeroing it is what they
+//! save); where it would reuse a page given back, a dense page is cheaper
+//! than the search (a device overwritten in a loop, such as `flashfs-overwrite`,
+//! searches only while it first fills).
 
+use crate::dedup::{self, Dict, Ref};
 use crate::slab::Slab;
 
 /// Shortest zero run a sparse page leaves out.
@@ -26,6 +36,8 @@ enum Slot {
     Dense(u32),
     /// Segments between the page's zero runs (see the module comment).
     Sparse(Box<[u8]>),
+    /// Runs of other slab pages and literal runs (see `dedup.rs`).
+    Pieces(Box<[u8]>),
 }
 
 #[derive(Clone)]
@@ -38,6 +50,26 @@ pub(crate) struct BlockStore {
     sparse_bytes: usize,
     /// The dense pages' bytes.
     slab: Slab,
+    /// Users of each slab page: the dense slot holding it, and every piece
+    /// referring to it. At 0 it goes back to the slab.
+    uses: Vec<u32>,
+    /// Bytes of the pieces pages.
+    pieces_bytes: usize,
+    /// Indexed words of dense pages, for finding repeats.
+    dict: Dict,
+    /// Slots holding a dense or pieces page: the slab pages a store without
+    /// pieces would have in use.
+    held: usize,
+    /// The most `held` has been: the pages such a store would have made.
+    high: usize,
+    /// Look for repeats on every whole-page program into an erased slot, not
+    /// only into never-touched memory (tests: pieces, shared pages and their
+    /// copies on write all through a run).
+    search_always: bool,
+    /// Where the next repeated page most likely starts (`Dict::find`).
+    hint: dedup::Hint,
+    /// Scratch list of the runs of a page being programmed.
+    refs: Vec<Ref>,
 }
 
 fn is_zero_word(word: &[u8]) -> bool {
@@ -175,6 +207,33 @@ impl BlockStore {
             slots: vec![Slot::Erased; pages],
             sparse_bytes: 0,
             slab: Slab::new(page_bytes as usize, pages),
+            uses: Vec::new(),
+            pieces_bytes: 0,
+            dict: Dict::new(pages, page_bytes as usize),
+            held: 0,
+            high: 0,
+            search_always: false,
+            hint: None,
+            refs: Vec::new(),
+        }
+    }
+
+    /// A slab page for a slot, with one user.
+    fn take(&mut self) -> u32 {
+        let p = self.slab.take();
+        if self.uses.len() <= p as usize {
+            self.uses.resize(p as usize + 1, 0);
+        }
+        self.uses[p as usize] = 1;
+        p
+    }
+
+    /// One user of slab page `p` lets it go.
+    fn release(&mut self, p: u32) {
+        let u = &mut self.uses[p as usize];
+        *u -= 1;
+        if *u == 0 {
+            self.slab.give(p);
         }
     }
 
@@ -195,6 +254,7 @@ impl BlockStore {
             match &self.slots[slot] {
                 Slot::Sparse(enc) => read_sparse(enc, off, part),
                 &Slot::Dense(p) => part.copy_from_slice(&self.slab.page(p)[off..off + n]),
+                Slot::Pieces(enc) => dedup::read(enc, &self.slab, off, part),
                 Slot::Erased => part.fill(0xFF),
             }
             done += n;
@@ -224,16 +284,31 @@ impl BlockStore {
         buf.iter().all(|&x| x == 0xFF)
     }
 
-    /// Puts `new` into `slot`; a dense page it held goes back to the slab.
+    /// Puts `new` into `slot`; the slab pages the old contents used are let go.
     fn set_slot(&mut self, slot: usize, new: Slot) {
-        if let Slot::Sparse(enc) = &new {
-            self.sparse_bytes += enc.len();
-        }
-        match std::mem::replace(&mut self.slots[slot], new) {
-            Slot::Dense(p) => self.slab.give(p),
-            Slot::Sparse(enc) => self.sparse_bytes -= enc.len(),
+        match &new {
+            Slot::Sparse(enc) => self.sparse_bytes += enc.len(),
+            Slot::Pieces(enc) => {
+                self.pieces_bytes += enc.len();
+                self.held += 1;
+            }
+            Slot::Dense(_) => self.held += 1,
             Slot::Erased => {}
         }
+        match std::mem::replace(&mut self.slots[slot], new) {
+            Slot::Dense(p) => {
+                self.held -= 1;
+                self.release(p);
+            }
+            Slot::Sparse(enc) => self.sparse_bytes -= enc.len(),
+            Slot::Pieces(enc) => {
+                self.held -= 1;
+                self.pieces_bytes -= enc.len();
+                dedup::for_each_ref(&enc, |p| self.release(p));
+            }
+            Slot::Erased => {}
+        }
+        self.high = self.high.max(self.held);
     }
 
     /// Mutable bytes `pos .. pos + len` of `block`, which must lie in one page;
@@ -242,22 +317,43 @@ impl BlockStore {
         let (slot, off) = self.locate(block, pos);
         assert!(off + len <= self.page_bytes, "store: range crosses a page boundary");
         let p = match self.slots[slot] {
-            Slot::Dense(p) => p,
+            Slot::Dense(p) if self.uses[p as usize] == 1 => p,
             _ => self.expand(slot),
         };
         &mut self.slab.page_mut(p)[off..off + len]
     }
 
-    /// Gives an erased or sparse page slot a dense page with the same bytes.
+    /// Gives a slot a dense page of its own with the same bytes: an erased,
+    /// sparse or pieces slot, or a dense one whose page others refer to.
     fn expand(&mut self, slot: usize) -> u32 {
-        let p = self.slab.take();
-        let page = self.slab.page_mut(p);
+        let p = self.take();
         match &self.slots[slot] {
-            Slot::Sparse(enc) => read_sparse(enc, 0, page),
-            _ => page.fill(0xFF),
+            Slot::Sparse(enc) => read_sparse(enc, 0, self.slab.page_mut(p)),
+            Slot::Pieces(enc) => {
+                let mut page = vec![0u8; self.page_bytes];
+                dedup::read(enc, &self.slab, 0, &mut page);
+                self.slab.page_mut(p).copy_from_slice(&page);
+            }
+            &Slot::Dense(from) => self.slab.copy(from, p),
+            Slot::Erased => self.slab.page_mut(p).fill(0xFF),
         }
         self.set_slot(slot, Slot::Dense(p));
         p
+    }
+
+    /// Programs whole page `slot`, erased, with `src` as pieces if the store
+    /// holds most of its bytes already; false if it does not.
+    fn program_pieces(&mut self, slot: usize, src: &[u8]) -> bool {
+        if !src.len().is_multiple_of(8) || !self.dict.find(src, &self.slab, &self.uses, &mut self.hint, &mut self.refs)
+        {
+            return false;
+        }
+        let enc = dedup::encode(src, &self.refs);
+        for r in &self.refs {
+            self.uses[r.page as usize] += 1;
+        }
+        self.set_slot(slot, Slot::Pieces(enc));
+        true
     }
 
     /// Programs `src` at byte `pos` of `block` (within one page): each byte
@@ -267,12 +363,21 @@ impl BlockStore {
     pub fn program(&mut self, block: u32, pos: u32, src: &[u8]) {
         let (slot, off) = self.locate(block, pos);
         if matches!(self.slots[slot], Slot::Erased) && off + src.len() <= self.page_bytes {
-            let p = self.slab.take();
+            // A store without pieces would take never-touched memory here, and
+            // so would this one.
+            let fresh = (self.held == self.high && !self.slab.has_free()) || self.search_always;
+            if fresh && src.len() == self.page_bytes && self.program_pieces(slot, src) {
+                return;
+            }
+            let p = self.take();
             let page = self.slab.page_mut(p);
             page[..off].fill(0xFF);
             page[off..off + src.len()].copy_from_slice(src);
             page[off + src.len()..].fill(0xFF);
             self.set_slot(slot, Slot::Dense(p));
+            if fresh {
+                self.dict.index(p, self.slab.page(p));
+            }
         } else {
             for (d, s) in self.slice_mut(block, pos, src.len()).iter_mut().zip(src) {
                 *d &= *s;
@@ -311,9 +416,14 @@ impl BlockStore {
     }
 
     /// Bytes of page contents held (dense pages in use or kept for reuse, sparse
-    /// pages), plus the slot table.
+    /// and pieces pages), plus the slot table, the use counts and the dictionary.
     pub fn allocated_bytes(&self) -> usize {
-        self.slab.made_bytes() + self.sparse_bytes + self.slots.len() * std::mem::size_of::<Slot>()
+        self.slab.made_bytes()
+            + self.sparse_bytes
+            + self.pieces_bytes
+            + self.slots.len() * std::mem::size_of::<Slot>()
+            + self.uses.len() * 4
+            + self.dict.bytes()
     }
 }
 
@@ -330,7 +440,7 @@ mod tests {
         assert_eq!(out, [0xFF; 4]);
         assert!(s.all_erased(7, 0, 128 * 1024));
         s.slice_mut(7, 2048, 4).copy_from_slice(&[1, 2, 3, 4]);
-        assert_eq!(s.allocated_bytes(), base + 2048, "only the page written is held");
+        assert_eq!(s.allocated_bytes(), base + 2048 + 4, "only the page written is held (and its use count)");
         assert_eq!(s.pooled_bytes(), 0);
         let mut across = [0u8; 8];
         s.read(7, 2044, &mut across);
@@ -341,9 +451,9 @@ mod tests {
         s.erase(7);
         s.erase(7);
         assert_eq!(s.pooled_bytes(), 2048, "the erased page's buffer is kept for reuse");
-        assert_eq!(s.allocated_bytes(), base + 2048);
+        assert_eq!(s.allocated_bytes(), base + 2048 + 4);
         s.slice_mut(9, 0, 1)[0] = 0;
-        assert_eq!((s.pooled_bytes(), s.allocated_bytes()), (0, base + 2048), "and reused");
+        assert_eq!((s.pooled_bytes(), s.allocated_bytes()), (0, base + 2048 + 4), "and reused");
         s.read(7, 2048, &mut out);
         assert_eq!(out, [0xFF; 4]);
     }
@@ -388,7 +498,52 @@ mod tests {
         assert!(matches!(s.slots[8], Slot::Dense(_)));
         s.erase(1);
         s.erase(2);
-        assert_eq!(s.allocated_bytes() - s.pooled_bytes(), base);
+        assert_eq!(s.allocated_bytes() - s.pooled_bytes() - s.uses.len() * 4, base);
+    }
+
+    #[test]
+    fn repeated_pages_share_bytes_and_changes_copy() {
+        const PB: usize = 2048;
+        let mut s = BlockStore::new(4, 8, PB as u32);
+        let data: Vec<u8> = (0..4 * PB as u64).map(|i| (i.wrapping_mul(0x9E37_79B9) >> 13) as u8).collect();
+        // Four pages of data, then each again shifted by 48 bytes with a stamp.
+        for p in 0..4 {
+            s.program(0, (p * PB) as u32, &data[p * PB..(p + 1) * PB]);
+        }
+        let made = s.allocated_bytes();
+        let mut copies = Vec::new();
+        for p in 0..3 {
+            let mut src = data[p * PB + 48..(p + 1) * PB + 48].to_vec();
+            src[..8].copy_from_slice(&(p as u64).to_le_bytes());
+            s.program(1, (p * PB) as u32, &src);
+            assert!(matches!(s.slots[8 + p], Slot::Pieces(_)), "page {p}");
+            copies.push(src);
+        }
+        assert!(s.allocated_bytes() - made < PB, "{} bytes more", s.allocated_bytes() - made);
+        let mut back = vec![0u8; PB];
+        for (p, src) in copies.iter().enumerate() {
+            s.read(1, (p * PB) as u32, &mut back);
+            assert_eq!(&back, src);
+        }
+        // A change to a shared page leaves the copies as they were.
+        let originals: Vec<u8> = data[..PB].to_vec();
+        s.program(0, 512, &[0u8; 512]);
+        s.erase(0);
+        for (p, src) in copies.iter().enumerate() {
+            s.read(1, (p * PB) as u32, &mut back);
+            assert_eq!(&back, src, "page {p} after its source changed and was erased");
+        }
+        s.read(0, 0, &mut back);
+        assert!(back.iter().all(|&b| b == 0xFF) && originals[0] == data[0]);
+        s.erase(1);
+        assert!(s.uses.iter().all(|&u| u == 0));
+        // With pages given back waiting (a store without pieces would reuse
+        // one), a repeat is kept dense: no search.
+        assert_eq!((s.held, s.high), (0, 7));
+        s.program(2, 0, &copies[0]);
+        assert!(matches!(s.slots[16], Slot::Dense(_)));
+        s.read(2, 0, &mut back);
+        assert_eq!(back, copies[0]);
     }
 
     #[derive(Debug, Clone)]
@@ -401,12 +556,38 @@ mod tests {
             seed: u8,
             zeros: bool,
         },
+        /// Program whole page `page` of `block` with bytes `shift ..` of [`pattern`],
+        /// 8 of them replaced by `stamp` at `stamp_at` (a repeat, found in the store
+        /// when an earlier copy sits at the same offset modulo 8).
+        Repeat {
+            block: u32,
+            page: u32,
+            shift: usize,
+            stamp: u8,
+            stamp_at: usize,
+        },
         Erase(u32),
         Read {
             block: u32,
             pos: u32,
             len: usize,
         },
+    }
+
+    /// Bytes of the pattern `Op::Repeat` copies from.
+    const PATTERN: usize = 1024;
+
+    /// Noise (xorshift), the same on every call.
+    fn pattern() -> Vec<u8> {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        (0..PATTERN)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
     }
 
     fn op() -> impl proptest::strategy::Strategy<Value = Op> {
@@ -420,6 +601,16 @@ mod tests {
                     len: len.min((PB - off) as usize),
                     seed,
                     zeros
+                }
+            ),
+            4 => (0..3u32, 0..4u32, 0..(PATTERN - PB as usize), any::<u8>(), 0..PB as usize - 8).prop_map(
+                |(block, page, shift, stamp, stamp_at)| Op::Repeat {
+                    block,
+                    page,
+                    // Mostly at the pattern's alignment modulo 8, sometimes not.
+                    shift: if shift % 5 == 0 { shift } else { shift / 8 * 8 },
+                    stamp,
+                    stamp_at
                 }
             ),
             1 => (0..3u32).prop_map(Op::Erase),
@@ -453,13 +644,19 @@ mod tests {
         }
 
         /// `program` (pooled buffers, the direct copy into a fresh page, sparse
-        /// pages) reads back exactly as a flat array of bytes that starts erased,
+        /// pages, pieces of repeated pages and the pages they share, copied
+        /// when changed) reads back exactly as a flat array of bytes that starts erased,
         /// ANDs every program in and goes back to 0xFF on an erase.
         #[test]
-        fn programs_erases_and_reads_match_a_flat_oracle(ops in proptest::collection::vec(op(), 1..120)) {
+        fn programs_erases_and_reads_match_a_flat_oracle(
+            ops in proptest::collection::vec(op(), 1..120),
+            always in proptest::prelude::any::<bool>(),
+        ) {
             const PB: usize = 256;
             let mut s = BlockStore::new(3, 4, PB as u32);
+            s.search_always = always;
             let mut oracle = vec![0xFFu8; 3 * 4 * PB];
+            let pattern = pattern();
             for op in ops {
                 match op {
                     Op::Program { block, pos, len, seed, zeros } => {
@@ -470,6 +667,15 @@ mod tests {
                         let at = block as usize * 4 * PB + pos as usize;
                         for (d, b) in oracle[at..at + len].iter_mut().zip(&src) {
                             *d &= *b;
+                        }
+                    }
+                    Op::Repeat { block, page, shift, stamp, stamp_at } => {
+                        let mut src = pattern[shift..shift + PB].to_vec();
+                        src[stamp_at..stamp_at + 8].fill(stamp);
+                        let (pos, at) = (page * PB as u32, (block as usize * 4 + page as usize) * PB);
+                        if !s.holds(at / PB) {
+                            s.program(block, pos, &src);
+                            oracle[at..at + PB].copy_from_slice(&src);
                         }
                     }
                     Op::Erase(block) => {
@@ -499,6 +705,11 @@ mod tests {
                 proptest::prop_assert_eq!(&all[..], &oracle[block as usize * 4 * PB..(block as usize + 1) * 4 * PB]);
             }
             proptest::prop_assert!(s.pooled_bytes() <= 3 * 4 * PB, "no more buffers than pages");
+            for block in 0..3 {
+                s.erase(block);
+            }
+            proptest::prop_assert!(s.uses.iter().all(|&u| u == 0), "every slab page let go: {:?}", s.uses);
+            proptest::prop_assert_eq!((s.pieces_bytes, s.held), (0, 0));
         }
     }
 }
