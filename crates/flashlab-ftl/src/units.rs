@@ -15,7 +15,17 @@
 //! of logical unit `lbn`'s data unit is `lbn * U + k`). A merge in bulk
 //! ([`Units::copy_range`]) then writes no reverse-map entry and no map entry for pages
 //! that were already home. `p2l` holds the logical page of every valid page outside
-//! data units (log blocks; FAST reads it to find an RW log block's logical units). Every NAND operation is
+//! data units (log blocks; FAST reads it to find an RW log block's logical units).
+//!
+//! BAST's in-order log blocks (Kim et al. 2002 §3.2: a log block whose page `k` holds
+//! offset `k` is switch- or partial-merged into the next data unit) are laid out by
+//! offset too: while a logical unit has one ([`Units::olog`]), its pages there are
+//! [`HOME`] as well, and [`Units::lookup`] resolves a `HOME` entry to the in-order log's
+//! page at the offset when that page is valid (it holds that logical page: the log is
+//! in order and at most one copy of a page is valid), else to the data unit's. So
+//! padding copies and the log's own writes store no location, and when the log becomes
+//! the data unit every entry is already home. A log that goes out of order first gets
+//! its pages' locations stored ([`Units::end_in_order_log`]). Every NAND operation is
 //! logged with its [`Cause`] like the page FTL's, so a timing engine schedules merge
 //! copies as read→program migrations (copyback when both ends share a die).
 
@@ -52,6 +62,9 @@ pub(crate) struct Units {
     tags: Vec<u32>,
     /// Logical unit → its data unit (NONE before its first write or after a whole trim).
     pub data: Vec<u32>,
+    /// Logical unit → its in-order log unit whose pages are [`HOME`] (NONE if none; see
+    /// the top).
+    olog: Vec<u32>,
     /// Valid pages of each logical unit, wherever they are.
     pub lbn_valid: Vec<u32>,
     /// Unit → next position to program (positions below it are programmed or skipped).
@@ -70,6 +83,8 @@ pub(crate) struct Units {
     /// list of pages from log blocks ([`Units::copy_range`]).
     words: Vec<u64>,
     logged: Vec<(u32, u32)>,
+    /// Scratch list of a bulk copy's (position, map entry) with stored locations.
+    found: Vec<(u32, u32)>,
     /// Position, old and new page of each copy of a recorded bulk copy, for the op log.
     moves: Vec<(u32, u32, u32)>,
     /// Merge copies in bulk (default) or page by page (the reference path).
@@ -109,6 +124,7 @@ impl Units {
             p2l: vec![NO_PAGE; geo.pages() as usize],
             tags: if s.track_content { vec![0; geo.pages() as usize] } else { Vec::new() },
             data: vec![NONE; lbns as usize],
+            olog: vec![NONE; lbns as usize],
             lbn_valid: vec![0; lbns as usize],
             fill: vec![0; units as usize],
             free,
@@ -122,6 +138,7 @@ impl Units {
             strict_ops: 0,
             words: Vec::new(),
             logged: Vec::new(),
+            found: Vec::new(),
             moves: Vec::new(),
             bulk_copies: true,
             geo,
@@ -215,8 +232,9 @@ impl Units {
         self.log(OpKind::Program, cause, page);
         self.p2l[page as usize] = lpn as u32;
         let lbn = (lpn / self.upp as u64) as usize;
-        // In place in the data unit: home (kept canonical so merges find no stored entry).
-        self.l2p[lpn as usize] = if unit == self.data[lbn] { HOME } else { page };
+        // In place in the data unit or the in-order log: home (kept canonical so merges
+        // find no stored entry).
+        self.l2p[lpn as usize] = if unit == self.data[lbn] || unit == self.olog[lbn] { HOME } else { page };
         self.lbn_valid[lbn] += 1;
         self.fill[unit as usize] = k + 1;
         page
@@ -296,7 +314,7 @@ impl Units {
     /// Copy the newest copy of every page of `lbn` at offsets `from..` into `unit` at
     /// the same offsets; returns the pages copied (merge traffic).
     pub fn copy_rest(&mut self, lbn: u32, unit: u32, from: u32) -> u64 {
-        let n = self.copy_range(lbn, unit, from, self.lbn_pages(lbn), Cause::Merge, true);
+        let n = self.copy_range(lbn, unit, from, self.lbn_pages(lbn), Cause::Merge);
         self.stats.merge_copied_pages += n;
         n
     }
@@ -315,7 +333,8 @@ impl Units {
         Ok(ReadOutcome::Mapped { plane: page / self.ppb / self.geo.blocks_per_plane, page, tag })
     }
 
-    /// The physical page of `lpn`, `NO_PAGE` if unmapped (resolves [`HOME`]).
+    /// The physical page of `lpn`, `NO_PAGE` if unmapped (resolves [`HOME`]: the
+    /// in-order log's page at the offset if valid, else the data unit's; see the top).
     #[inline]
     pub fn lookup(&self, lpn: u64) -> u32 {
         let e = self.l2p[lpn as usize];
@@ -323,7 +342,48 @@ impl Units {
             return e;
         }
         let (lbn, k) = self.split(lpn);
+        let log = self.olog[lbn as usize];
+        if log != NONE {
+            let page = self.page_at(log, k);
+            if self.nand.is_valid(page) {
+                return page;
+            }
+        }
         self.page_at(self.data[lbn as usize], k)
+    }
+
+    /// `unit`, a fresh log block of `lbn`, is in order (BAST): its pages will be home.
+    pub fn start_in_order_log(&mut self, lbn: u32, unit: u32) {
+        debug_assert_eq!(self.fill[unit as usize], 0);
+        self.olog[lbn as usize] = unit;
+    }
+
+    /// `lbn`'s in-order log (if any) is merged into its data unit or erased: forget it.
+    pub fn forget_in_order_log(&mut self, lbn: u32) {
+        self.olog[lbn as usize] = NONE;
+    }
+
+    /// `lbn`'s in-order log `unit` goes out of order: its valid pages (all home) get
+    /// stored locations, as any log page has, and it stops resolving `HOME` entries.
+    pub fn end_in_order_log(&mut self, lbn: u32, unit: u32) {
+        debug_assert_eq!(self.olog[lbn as usize], unit);
+        self.olog[lbn as usize] = NONE;
+        if self.fill[unit as usize] == 0 {
+            return;
+        }
+        let base = lbn as u64 * self.upp as u64;
+        let mut words = std::mem::take(&mut self.words);
+        for m in 0..self.sb {
+            let block = self.block(unit, m);
+            self.nand.valid_words(block, 0, self.nand.write_pointer(block), &mut words);
+            bulk::for_each_bit(&words, |j| {
+                let (lpn, page) = (base + (j * self.sb + m) as u64, block * self.ppb + j);
+                debug_assert_eq!(self.l2p[lpn as usize], HOME);
+                self.l2p[lpn as usize] = page;
+                self.p2l[page as usize] = lpn as u32;
+            });
+        }
+        self.words = words;
     }
 
     #[inline]
@@ -355,7 +415,7 @@ impl Units {
     /// Bytes of the simulator's state for this scheme.
     pub fn memory_bytes(&self) -> usize {
         (self.l2p.len() + self.p2l.len() + self.tags.len()) * 4
-            + (self.data.len() + self.lbn_valid.len() + self.fill.len() * 2) * 4
+            + (self.data.len() * 2 + self.lbn_valid.len() + self.fill.len() * 2) * 4
             + self.nand.memory_bytes()
     }
 
