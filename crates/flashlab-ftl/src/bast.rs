@@ -25,7 +25,7 @@
 //! page is written again). Padding copies are `Cause::Padding`, counted in `padding_pages`.
 
 use crate::mapping::{units_common, Mapping};
-use crate::units::{Units, NONE};
+use crate::units::{Stored, Units, NONE};
 use crate::{FtlError, FtlSettings, LogVictim, Scheme};
 use flashlab_nand::{Cause, Geometry};
 use rand::Rng;
@@ -155,7 +155,7 @@ impl BastFtl {
         let LogSlot { unit, in_order, .. } = self.logs[slot];
         let pos = self.u.fill[unit as usize];
         let at = if in_order && o > pos && self.padding {
-            self.u.stats.padding_pages += self.u.copy_range(lbn, unit, pos, o, Cause::Padding);
+            self.u.stats.padding_pages += self.u.copy_range(lbn, unit, (pos, o), Cause::Padding, Stored::In(NONE));
             o
         } else {
             pos
@@ -180,7 +180,7 @@ impl BastFtl {
             if k >= self.u.lbn_pages(lbn) {
                 self.u.stats.merges_switch += 1;
             } else {
-                self.u.copy_rest(lbn, log, k);
+                self.u.copy_rest(lbn, log, k, Stored::In(NONE));
                 self.u.stats.merges_partial += 1;
             }
             assert_eq!(self.u.unit_valid(data), 0, "switch: data unit {data} of {lbn} still holds valid pages");
@@ -188,7 +188,7 @@ impl BastFtl {
             self.u.data[lbn as usize] = log;
         } else {
             let new = self.u.alloc(Some(self.u.group_of(data)))?;
-            self.u.copy_rest(lbn, new, 0);
+            self.u.copy_rest(lbn, new, 0, Stored::In(log));
             self.u.stats.merges_full += 1;
             self.u.erase_unit(data, Cause::Merge);
             self.u.erase_unit(log, Cause::Merge);
@@ -230,6 +230,13 @@ impl BastFtl {
             if self.order.first_two() != two_oldest(&self.logs, key) {
                 return Err(format!("the kept log order {:?} is not the scan's", self.order.first_two()));
             }
+        }
+        // Only an out-of-order log's pages have stored locations (the merges' hint).
+        for lbn in 0..self.u.lbns() {
+            let slot = self.log_of[lbn as usize];
+            let log =
+                if slot == NONE || self.logs[slot as usize].in_order { NONE } else { self.logs[slot as usize].unit };
+            self.u.check_stored_in(lbn, log)?;
         }
         let data = self.u.data.iter().filter(|&&u| u != NONE).count();
         if data + used.len() + self.u.free_units() != self.u.units() as usize {

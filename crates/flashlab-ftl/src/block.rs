@@ -8,7 +8,7 @@
 //! unit's programmed blocks.
 
 use crate::mapping::{units_common, Mapping};
-use crate::units::{Units, NONE};
+use crate::units::{Stored, Units, NONE};
 use crate::{FtlError, FtlSettings};
 use flashlab_nand::{Cause, Geometry};
 
@@ -25,9 +25,9 @@ impl BlockFtl {
     fn rewrite(&mut self, lbn: u32, o: u32, lpn: u64) -> Result<(), FtlError> {
         let old = self.u.data[lbn as usize];
         let new = self.u.alloc(Some(self.u.group_of(old)))?;
-        let mut copied = self.u.copy_range(lbn, new, 0, o, Cause::Merge);
+        let mut copied = self.u.copy_range(lbn, new, (0, o), Cause::Merge, Stored::Scan);
         self.u.host_program(new, o, lpn);
-        copied += self.u.copy_range(lbn, new, o + 1, self.u.lbn_pages(lbn), Cause::Merge);
+        copied += self.u.copy_range(lbn, new, (o + 1, self.u.lbn_pages(lbn)), Cause::Merge, Stored::Scan);
         self.u.stats.merge_copied_pages += copied;
         self.u.stats.merges_full += 1;
         self.u.erase_unit(old, Cause::Merge);

@@ -37,6 +37,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::VecDeque;
 
 mod bulk;
+pub(crate) use bulk::Stored;
 mod check;
 mod prefetch;
 mod prefill;
@@ -312,9 +313,10 @@ impl Units {
     }
 
     /// Copy the newest copy of every page of `lbn` at offsets `from..` into `unit` at
-    /// the same offsets; returns the pages copied (merge traffic).
-    pub fn copy_rest(&mut self, lbn: u32, unit: u32, from: u32) -> u64 {
-        let n = self.copy_range(lbn, unit, from, self.lbn_pages(lbn), Cause::Merge);
+    /// the same offsets; returns the pages copied (merge traffic). `stored`: where the
+    /// range's stored map entries are ([`Units::copy_range`]).
+    pub fn copy_rest(&mut self, lbn: u32, unit: u32, from: u32, stored: Stored) -> u64 {
+        let n = self.copy_range(lbn, unit, (from, self.lbn_pages(lbn)), Cause::Merge, stored);
         self.stats.merge_copied_pages += n;
         n
     }

@@ -25,18 +25,33 @@ use flashlab_nand::{Cause, OpKind};
 /// Map entries tested at once for stored locations ([`Units::copy_range`]).
 const CHUNK: usize = 16;
 
+/// Where a bulk copy's range has map entries with stored locations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stored {
+    /// Anywhere: found by a scan of the range's map entries.
+    Scan,
+    /// Exactly the range's valid pages in log unit `u` (none if `u` is `NONE`): the
+    /// caller knows (BAST: only an out-of-order log block's pages are stored, its
+    /// `check_scheme` checks it).
+    In(u32),
+}
+
 impl Units {
     /// Move the newest copy of every mapped page of `lbn` at offsets `from..to` to the
     /// same offsets of `unit`, which becomes `lbn`'s data unit when the caller's merge
     /// ends or is its in-order log (the copies are home there); returns the pages copied.
-    pub fn copy_range(&mut self, lbn: u32, unit: u32, from: u32, to: u32, cause: Cause) -> u64 {
+    /// `stored`: where the range's stored map entries are.
+    pub fn copy_range(&mut self, lbn: u32, unit: u32, (from, to): (u32, u32), cause: Cause, stored: Stored) -> u64 {
         let base = lbn as u64 * self.upp as u64;
         if !self.bulk_copies {
             return (from..to).map(|k| self.copy(base + k as u64, unit, k, cause) as u64).sum();
         }
         self.moves.clear();
         let mut found = std::mem::take(&mut self.found);
-        self.find_stored(base, from, to, &mut found);
+        match stored {
+            Stored::Scan => self.find_stored(base, from, to, &mut found),
+            Stored::In(log) => self.stored_in(log, base, (from, to), &mut found),
+        }
         let mut n = 0;
         let mut last = None;
         for m in 0..self.sb {
@@ -61,6 +76,9 @@ impl Units {
     fn find_stored(&self, base: u64, from: u32, to: u32, found: &mut Vec<(u32, u32)>) {
         found.clear();
         let span = &self.l2p[(base + from as u64) as usize..(base + to.max(from) as u64) as usize];
+        if !span.iter().fold(false, |a, &e| a | (e < HOME)) {
+            return;
+        }
         for (c, chunk) in span.chunks(CHUNK).enumerate() {
             if chunk.iter().fold(false, |a, &e| a | (e < HOME)) {
                 let k0 = from + (c * CHUNK) as u32;
@@ -70,6 +88,33 @@ impl Units {
                     }
                 }
             }
+        }
+    }
+
+    /// [`Self::find_stored`] when the stored entries are known to be the valid pages of
+    /// log unit `log` (see [`Stored::In`]): those of the range, by position.
+    fn stored_in(&mut self, log: u32, base: u64, (from, to): (u32, u32), found: &mut Vec<(u32, u32)>) {
+        found.clear();
+        if log == NONE {
+            return;
+        }
+        let mut words = std::mem::take(&mut self.words);
+        for m in 0..self.sb {
+            let block = self.block(log, m);
+            self.nand.valid_words(block, 0, self.nand.write_pointer(block), &mut words);
+            for_each_bit(&words, |j| {
+                let page = block * self.ppb + j;
+                let k = (self.p2l[page as usize] as u64).wrapping_sub(base);
+                debug_assert!(k < self.upp as u64, "log page {page} of another logical unit");
+                debug_assert_eq!(self.l2p[(base + k) as usize], page, "a stored location");
+                if (from as u64..to as u64).contains(&k) {
+                    found.push((k as u32, page));
+                }
+            });
+        }
+        self.words = words;
+        if found.len() > 1 {
+            found.sort_unstable_by_key(|&(k, _)| k);
         }
     }
 
@@ -112,8 +157,11 @@ impl Units {
         let src = if data == NONE || data == unit { u32::MAX } else { self.block(data, m) };
         let src_first = src.wrapping_mul(self.ppb);
         let mut words = std::mem::take(&mut self.words);
-        words.clear();
-        words.resize((hi - lo).div_ceil(64) as usize, 0);
+        let len = (hi - lo).div_ceil(64) as usize;
+        if words.len() != len {
+            words.resize(len, 0);
+        }
+        words.fill(0);
         if src != u32::MAX && self.s.track_content {
             let (a, b) = ((src_first + lo) as usize, (src_first + hi) as usize);
             self.tags.copy_within(a..b, (first + lo) as usize);

@@ -120,4 +120,22 @@ impl Units {
         }
         Ok(())
     }
+
+    /// With bulk copies, the stored map entries of logical unit `lbn` all name pages of
+    /// unit `log` (NONE: there are none), as a [`super::Stored::In`] hint claims.
+    pub fn check_stored_in(&self, lbn: u32, log: u32) -> Result<(), String> {
+        if !self.bulk_copies {
+            return Ok(());
+        }
+        let base = lbn as usize * self.upp as usize;
+        for (k, &e) in self.l2p[base..base + self.lbn_pages(lbn) as usize].iter().enumerate() {
+            if e < HOME && (log == NONE || self.unit_pos(e).0 != log) {
+                return Err(format!(
+                    "lpn {}: stored location {e} outside log unit {log} of logical unit {lbn}",
+                    base + k
+                ));
+            }
+        }
+        Ok(())
+    }
 }

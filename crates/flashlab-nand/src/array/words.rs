@@ -61,7 +61,10 @@ impl Nand {
                 v |= (self.valid_bits[w + 1] & hi_mask) << (64 - s);
                 self.valid_bits[w + 1] &= !hi_mask;
             }
-            assert!(v & *out == 0, "NAND: a page of block {block} at offsets {lo}..{hi} is valid and moved from elsewhere");
+            assert!(
+                v & *out == 0,
+                "NAND: a page of block {block} at offsets {lo}..{hi} is valid and moved from elsewhere"
+            );
             *out |= v;
             taken += v.count_ones();
             p += n;
