@@ -121,7 +121,7 @@ impl BastFtl {
             let (v, next) = self.victims();
             if let Some(n) = next {
                 // The next merge's tables arrive while this one copies.
-                self.u.prefetch_merge(self.logs[n].lbn);
+                self.u.prefetch_merge_bits(self.logs[n].lbn);
                 self.u.prefetch_unit(self.logs[n].unit);
             }
             self.merge(v)?;
@@ -134,7 +134,9 @@ impl BastFtl {
         let unit = self.u.alloc(Some(hint))?;
         let now = self.u.clock;
         self.logs[slot] = LogSlot { unit, lbn, in_order: true, born: now, used: now };
-        self.order.insert(slot, now);
+        if self.u.s.mapping.log_victim == LogVictim::Fifo {
+            self.order.insert(slot, now);
+        } // else its key is its first write's clock, set by `append` (which follows).
         self.u.start_in_order_log(lbn, unit);
         self.log_of[lbn as usize] = slot as u32;
         self.in_use += 1;
@@ -167,7 +169,7 @@ impl BastFtl {
         self.u.host_program(unit, at, lpn);
         self.logs[slot].used = self.u.clock;
         if self.u.s.mapping.log_victim != LogVictim::Fifo {
-            self.order.raise(slot, self.u.clock);
+            self.order.set(slot, self.u.clock);
         }
     }
 

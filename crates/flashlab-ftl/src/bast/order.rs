@@ -90,6 +90,16 @@ impl LogOrder {
         }
     }
 
+    /// [`Self::raise`] slot `s` to `k` if it is in the list, else [`Self::insert`] it.
+    #[inline]
+    pub fn set(&mut self, s: usize, k: u64) {
+        if self.prev[s] != NIL || self.head == s as u32 {
+            self.raise(s, k);
+        } else {
+            self.insert(s, k);
+        }
+    }
+
     /// The first slot and the one after it (the victim and the next victim).
     pub fn first_two(&self) -> (usize, Option<usize>) {
         assert!(self.head != NIL, "a victim is chosen only from a non-empty pool");
@@ -116,9 +126,11 @@ mod tests {
             for (s, tick, what) in steps {
                 clock += tick / 2;
                 match (keys[s], what) {
-                    (None, _) => { order.insert(s, clock); keys[s] = Some(clock); }
+                    (None, 0) => { order.insert(s, clock); keys[s] = Some(clock); }
+                    (None, _) => { order.set(s, clock); keys[s] = Some(clock); }
                     (Some(_), 0) => { order.remove(s); keys[s] = None; }
-                    (Some(_), _) => { order.raise(s, clock); keys[s] = Some(clock); }
+                    (Some(_), 1) => { order.raise(s, clock); keys[s] = Some(clock); }
+                    (Some(_), _) => { order.set(s, clock); keys[s] = Some(clock); }
                 }
                 let oldest = |skip: Option<usize>| {
                     keys.iter().enumerate().filter(|&(i, k)| k.is_some() && Some(i) != skip).min_by_key(|&(_, k)| *k).map(|(i, _)| i)
