@@ -76,9 +76,6 @@ impl Units {
     fn find_stored(&self, base: u64, from: u32, to: u32, found: &mut Vec<(u32, u32)>) {
         found.clear();
         let span = &self.l2p[(base + from as u64) as usize..(base + to.max(from) as u64) as usize];
-        if !span.iter().fold(false, |a, &e| a | (e < HOME)) {
-            return;
-        }
         for (c, chunk) in span.chunks(CHUNK).enumerate() {
             if chunk.iter().fold(false, |a, &e| a | (e < HOME)) {
                 let k0 = from + (c * CHUNK) as u32;
