@@ -345,7 +345,8 @@ impl Units {
         }
         let (lbn, k) = self.split(lpn);
         let log = self.olog[lbn as usize];
-        if log != NONE {
+        // Positions at or beyond its fill are not programmed (a host write's own case).
+        if log != NONE && k < self.fill[log as usize] {
             let page = self.page_at(log, k);
             if self.nand.is_valid(page) {
                 return page;
