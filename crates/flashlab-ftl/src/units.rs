@@ -39,6 +39,7 @@ use std::collections::VecDeque;
 mod bulk;
 pub(crate) use bulk::Stored;
 mod check;
+mod divide;
 mod prefetch;
 mod prefill;
 
@@ -56,6 +57,10 @@ pub(crate) struct Units {
     pub ppb: u32,
     pub upp: u32,
     pub groups: u32,
+    /// S, the plane groups and U as divisors (shifts where powers of two).
+    by_sb: divide::Divisor,
+    by_groups: divide::Divisor,
+    by_upp: divide::Divisor,
     /// Logical page → physical page, [`HOME`] or `NO_PAGE` ([`Units::lookup`] resolves).
     l2p: Vec<u32>,
     /// Physical page → logical page for valid pages outside data units (see the top).
@@ -121,6 +126,9 @@ impl Units {
             ppb,
             upp,
             groups,
+            by_sb: divide::Divisor::new(sb),
+            by_groups: divide::Divisor::new(groups),
+            by_upp: divide::Divisor::new(upp),
             l2p: vec![NO_PAGE; s.logical_pages as usize],
             p2l: vec![NO_PAGE; geo.pages() as usize],
             tags: if s.track_content { vec![0; geo.pages() as usize] } else { Vec::new() },
@@ -156,7 +164,8 @@ impl Units {
     /// Logical unit and offset of a logical page.
     #[inline]
     pub fn split(&self, lpn: u64) -> (u32, u32) {
-        ((lpn / self.upp as u64) as u32, (lpn % self.upp as u64) as u32)
+        let (lbn, k) = self.by_upp.div_rem(lpn);
+        (lbn as u32, k as u32)
     }
     /// Logical pages in logical unit `lbn` (the last one may be short).
     #[inline]
@@ -165,18 +174,19 @@ impl Units {
     }
     #[inline]
     pub fn group_of(&self, unit: u32) -> u32 {
-        unit % self.groups
+        self.by_groups.div_rem32(unit).1
     }
     /// Member block `m` of `unit`.
     #[inline]
     pub fn block(&self, unit: u32, m: u32) -> u32 {
-        let (g, b) = (unit % self.groups, unit / self.groups);
+        let (b, g) = self.by_groups.div_rem32(unit);
         (g * self.sb + m) * self.geo.blocks_per_plane + b
     }
     /// NAND page of position `k` of `unit`.
     #[inline]
     pub fn page_at(&self, unit: u32, k: u32) -> u32 {
-        self.block(unit, k % self.sb) * self.ppb + k / self.sb
+        let (j, m) = self.by_sb.div_rem32(k);
+        self.block(unit, m) * self.ppb + j
     }
     /// Valid pages of a unit.
     pub fn unit_valid(&self, unit: u32) -> u32 {
@@ -224,15 +234,16 @@ impl Units {
     #[inline]
     fn program(&mut self, unit: u32, k: u32, lpn: u64, cause: Cause) -> u32 {
         debug_assert!(k >= self.fill[unit as usize] && k < self.upp);
-        let block = self.block(unit, k % self.sb);
-        if self.nand.write_pointer(block) < k / self.sb {
-            self.nand.skip_to(block, k / self.sb);
+        let (j, m) = self.by_sb.div_rem32(k);
+        let block = self.block(unit, m);
+        if self.nand.write_pointer(block) < j {
+            self.nand.skip_to(block, j);
         }
         let page = self.nand.program_next(block, cause);
         debug_assert_eq!(page, self.page_at(unit, k));
         self.log(OpKind::Program, cause, page);
         self.p2l[page as usize] = lpn as u32;
-        let lbn = (lpn / self.upp as u64) as usize;
+        let lbn = self.split(lpn).0 as usize;
         // In place in the data unit or the in-order log: home (kept canonical so merges
         // find no stored entry).
         self.l2p[lpn as usize] = if unit == self.data[lbn] || unit == self.olog[lbn] { HOME } else { page };
@@ -276,7 +287,8 @@ impl Units {
             self.nand.invalidate(old);
             self.p2l[old as usize] = NO_PAGE;
             self.l2p[lpn as usize] = NO_PAGE;
-            self.lbn_valid[(lpn / self.upp as u64) as usize] -= 1;
+            let lbn = self.split(lpn).0 as usize;
+            self.lbn_valid[lbn] -= 1;
         }
     }
 

@@ -149,8 +149,10 @@ impl Units {
         let ((from, to), (cause, found), sb) = (range, how, self.sb);
         let (block, data) = (self.block(unit, m), self.data[lbn as usize]);
         let first = block * self.ppb;
-        let k0 = from + (m + sb - from % sb) % sb;
-        let (lo, hi) = (k0 / sb, k0 / sb + to.saturating_sub(k0).div_ceil(sb));
+        let d = self.by_sb;
+        let k0 = from + d.div_rem32(m + sb - d.div_rem32(from).1).1;
+        let lo = d.div_rem32(k0).0;
+        let hi = lo + d.div_rem32(to.saturating_sub(k0) + sb - 1).0;
         let src = if data == NONE || data == unit { u32::MAX } else { self.block(data, m) };
         let src_first = src.wrapping_mul(self.ppb);
         let mut words = std::mem::take(&mut self.words);
@@ -207,14 +209,15 @@ impl Units {
         words: &mut [u64],
         logged: &mut Vec<(u32, u32)>,
     ) {
-        let ((block, m, lo), sb) = (at, self.sb);
+        let (block, m, lo) = at;
         let (first, src_first) = (block * self.ppb, src.wrapping_mul(self.ppb));
         let base = lbn as u64 * self.upp as u64;
         for &(k, e) in found {
-            if k % sb != m {
+            let (j, km) = self.by_sb.div_rem32(k);
+            if km != m {
                 continue;
             }
-            let (j, lpn) = (k / sb, base + k as u64);
+            let lpn = base + k as u64;
             if src == u32::MAX || e.wrapping_sub(src_first) >= self.ppb {
                 words[((j - lo) / 64) as usize] |= 1u64 << ((j - lo) % 64);
                 self.nand.invalidate(e);
