@@ -25,10 +25,13 @@
 //! page is written again). Padding copies are `Cause::Padding`, counted in `padding_pages`.
 
 use crate::mapping::{units_common, Mapping};
-use crate::units::{Units, NONE};
+use crate::units::{Stored, Units, NONE};
 use crate::{FtlError, FtlSettings, LogVictim, Scheme};
 use flashlab_nand::{Cause, Geometry};
 use rand::Rng;
+
+mod order;
+use order::LogOrder;
 
 /// A log block of the pool.
 #[derive(Clone, Copy, Debug)]
@@ -88,6 +91,9 @@ fn two_oldest(slots: &[LogSlot], key: impl Fn(&LogSlot) -> u64) -> (usize, Optio
 pub struct BastFtl {
     pub(crate) u: Units,
     logs: Vec<LogSlot>,
+    /// The used slots by victim key (`used` under `lru` and `random`, `born` under
+    /// `fifo`), kept as the pool changes ([`LogOrder`]).
+    order: LogOrder,
     /// Logical unit → its log slot (NONE if it has none).
     log_of: Vec<u32>,
     in_use: u32,
@@ -105,28 +111,45 @@ impl BastFtl {
             )));
         }
         let log_of = vec![NONE; u.lbns() as usize];
-        Ok(BastFtl { u, logs: vec![UNUSED; n as usize], log_of, in_use: 0, padding })
+        let order = LogOrder::new(n as usize);
+        Ok(BastFtl { u, logs: vec![UNUSED; n as usize], order, log_of, in_use: 0, padding })
     }
 
     /// A fresh log block for `lbn`, after merging a victim if the pool is empty.
     fn new_log(&mut self, lbn: u32) -> Result<usize, FtlError> {
-        if self.in_use as usize == self.logs.len() {
-            let (v, next) = log_victims(&self.logs, self.u.s.mapping.log_victim, &mut self.u.rng);
+        let slot = if self.in_use as usize == self.logs.len() {
+            let (v, next) = self.victims();
             if let Some(n) = next {
                 // The next merge's tables arrive while this one copies.
-                self.u.prefetch_merge(self.logs[n].lbn);
+                self.u.prefetch_merge_bits(self.logs[n].lbn);
                 self.u.prefetch_unit(self.logs[n].unit);
             }
             self.merge(v)?;
-        }
-        let slot = self.logs.iter().position(|s| s.unit == NONE).expect("a free slot");
+            // The pool was full, so the victim's is the only (hence the first) free slot.
+            v
+        } else {
+            self.logs.iter().position(|s| s.unit == NONE).expect("a free slot")
+        };
         let hint = self.u.group_of(self.u.data[lbn as usize]);
         let unit = self.u.alloc(Some(hint))?;
         let now = self.u.clock;
         self.logs[slot] = LogSlot { unit, lbn, in_order: true, born: now, used: now };
+        if self.u.s.mapping.log_victim == LogVictim::Fifo {
+            self.order.insert(slot, now);
+        } // else its key is its first write's clock, set by `append` (which follows).
+        self.u.start_in_order_log(lbn, unit);
         self.log_of[lbn as usize] = slot as u32;
         self.in_use += 1;
         Ok(slot)
+    }
+
+    /// The victim and the next one: under `lru` and `fifo` the head of the kept order
+    /// (the same slots as [`log_victims`]' scan, see `bast/order.rs`).
+    fn victims(&mut self) -> (usize, Option<usize>) {
+        match self.u.s.mapping.log_victim {
+            LogVictim::Lru | LogVictim::Fifo => self.order.first_two(),
+            LogVictim::Random => log_victims(&self.logs, LogVictim::Random, &mut self.u.rng),
+        }
     }
 
     /// Write `lpn` (offset `o` of `lbn`) into log slot `slot`, padding first if enabled.
@@ -134,14 +157,20 @@ impl BastFtl {
         let LogSlot { unit, in_order, .. } = self.logs[slot];
         let pos = self.u.fill[unit as usize];
         let at = if in_order && o > pos && self.padding {
-            self.u.stats.padding_pages += self.u.copy_range(lbn, unit, pos, o, Cause::Padding, false);
+            self.u.stats.padding_pages += self.u.copy_range(lbn, unit, (pos, o), Cause::Padding, Stored::In(NONE));
             o
         } else {
             pos
         };
-        self.logs[slot].in_order &= at == o;
+        if in_order && at != o {
+            self.u.end_in_order_log(lbn, unit);
+            self.logs[slot].in_order = false;
+        }
         self.u.host_program(unit, at, lpn);
         self.logs[slot].used = self.u.clock;
+        if self.u.s.mapping.log_victim != LogVictim::Fifo {
+            self.order.set(slot, self.u.clock);
+        }
     }
 
     /// Merge log slot `slot` with its data unit (switch, partial or full) and free the slot.
@@ -153,7 +182,7 @@ impl BastFtl {
             if k >= self.u.lbn_pages(lbn) {
                 self.u.stats.merges_switch += 1;
             } else {
-                self.u.copy_rest(lbn, log, k);
+                self.u.copy_rest(lbn, log, k, Stored::In(NONE));
                 self.u.stats.merges_partial += 1;
             }
             assert_eq!(self.u.unit_valid(data), 0, "switch: data unit {data} of {lbn} still holds valid pages");
@@ -161,7 +190,7 @@ impl BastFtl {
             self.u.data[lbn as usize] = log;
         } else {
             let new = self.u.alloc(Some(self.u.group_of(data)))?;
-            self.u.copy_rest(lbn, new, 0);
+            self.u.copy_rest(lbn, new, 0, Stored::In(log));
             self.u.stats.merges_full += 1;
             self.u.erase_unit(data, Cause::Merge);
             self.u.erase_unit(log, Cause::Merge);
@@ -172,6 +201,8 @@ impl BastFtl {
     }
 
     fn free_slot(&mut self, slot: usize) {
+        self.order.remove(slot);
+        self.u.forget_in_order_log(self.logs[slot].lbn);
         self.log_of[self.logs[slot].lbn as usize] = NONE;
         self.logs[slot] = UNUSED;
         self.in_use -= 1;
@@ -194,6 +225,20 @@ impl BastFtl {
             if self.log_of[s.lbn as usize] != *i as u32 || self.u.data[s.lbn as usize] == NONE {
                 return Err(format!("log slot {i} of logical unit {} is not its log or it has no data unit", s.lbn));
             }
+        }
+        let policy = self.u.s.mapping.log_victim;
+        if !used.is_empty() && policy != LogVictim::Random {
+            let key = |s: &LogSlot| if policy == LogVictim::Fifo { s.born } else { s.used };
+            if self.order.first_two() != two_oldest(&self.logs, key) {
+                return Err(format!("the kept log order {:?} is not the scan's", self.order.first_two()));
+            }
+        }
+        // Only an out-of-order log's pages have stored locations (the merges' hint).
+        for lbn in 0..self.u.lbns() {
+            let slot = self.log_of[lbn as usize];
+            let log =
+                if slot == NONE || self.logs[slot as usize].in_order { NONE } else { self.logs[slot as usize].unit };
+            self.u.check_stored_in(lbn, log)?;
         }
         let data = self.u.data.iter().filter(|&&u| u != NONE).count();
         if data + used.len() + self.u.free_units() != self.u.units() as usize {

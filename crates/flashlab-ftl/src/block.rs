@@ -8,7 +8,7 @@
 //! unit's programmed blocks.
 
 use crate::mapping::{units_common, Mapping};
-use crate::units::{Units, NONE};
+use crate::units::{Stored, Units, NONE};
 use crate::{FtlError, FtlSettings};
 use flashlab_nand::{Cause, Geometry};
 
@@ -25,9 +25,9 @@ impl BlockFtl {
     fn rewrite(&mut self, lbn: u32, o: u32, lpn: u64) -> Result<(), FtlError> {
         let old = self.u.data[lbn as usize];
         let new = self.u.alloc(Some(self.u.group_of(old)))?;
-        let mut copied = self.u.copy_range(lbn, new, 0, o, Cause::Merge, true);
+        let mut copied = self.u.copy_range(lbn, new, (0, o), Cause::Merge, Stored::In(NONE));
         self.u.host_program(new, o, lpn);
-        copied += self.u.copy_range(lbn, new, o + 1, self.u.lbn_pages(lbn), Cause::Merge, true);
+        copied += self.u.copy_range(lbn, new, (o + 1, self.u.lbn_pages(lbn)), Cause::Merge, Stored::In(NONE));
         self.u.stats.merge_copied_pages += copied;
         self.u.stats.merges_full += 1;
         self.u.erase_unit(old, Cause::Merge);
@@ -44,6 +44,8 @@ impl BlockFtl {
     }
 
     fn check_scheme(&self) -> Result<(), String> {
+        // No map entry is stored (rewrites' hint): in-place writes and copies are home.
+        (0..self.u.lbns()).try_for_each(|lbn| self.u.check_stored_in(lbn, NONE))?;
         let data = self.u.data.iter().filter(|&&u| u != NONE).count();
         if data + self.u.free_units() != self.u.units() as usize {
             return Err(format!("{data} data units + {} free != {} units", self.u.free_units(), self.u.units()));
@@ -86,10 +88,12 @@ impl Mapping for BlockFtl {
         self.u.lbns() as u64 * 4
     }
 
-    /// A few requests ahead of a write: the unit it may rewrite
-    /// ([`Units::prefetch_merge`]; a hint only).
+    /// A few requests ahead of a write: its map entry and the bitmaps of the unit it
+    /// may rewrite ([`Units::prefetch_merge_bits`]: a rewrite scans no map entry; a
+    /// hint only).
     fn prefetch_page(&self, lpn: u64) {
-        self.u.prefetch_merge(self.u.split(lpn).0);
+        self.u.prefetch_map(lpn);
+        self.u.prefetch_merge_bits(self.u.split(lpn).0);
     }
 
     units_common!();

@@ -22,7 +22,7 @@
 
 use crate::bast::{log_victim, LogSlot};
 use crate::mapping::{units_common, Mapping};
-use crate::units::{Units, NONE};
+use crate::units::{Stored, Units, NONE};
 use crate::{FtlError, FtlSettings};
 use flashlab_nand::{Cause, Geometry, PageState};
 use std::collections::VecDeque;
@@ -89,7 +89,7 @@ impl FastFtl {
         if k >= self.u.lbn_pages(lbn) {
             self.u.stats.merges_switch += 1;
         } else {
-            self.u.copy_rest(lbn, log, k);
+            self.u.copy_rest(lbn, log, k, Stored::Scan);
             self.u.stats.merges_partial += 1;
         }
         assert_eq!(self.u.unit_valid(data), 0, "switch: data unit {data} of {lbn} still holds valid pages");
@@ -151,7 +151,7 @@ impl FastFtl {
     fn full_merge(&mut self, lbn: u32) -> Result<(), FtlError> {
         let data = self.u.data[lbn as usize];
         let new = self.u.alloc(Some(self.u.group_of(data)))?;
-        self.u.copy_rest(lbn, new, 0);
+        self.u.copy_rest(lbn, new, 0, Stored::Scan);
         self.u.stats.merges_full += 1;
         self.u.erase_unit(data, Cause::Merge);
         let sw = self.sw_of[lbn as usize];

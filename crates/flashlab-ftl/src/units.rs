@@ -15,7 +15,17 @@
 //! of logical unit `lbn`'s data unit is `lbn * U + k`). A merge in bulk
 //! ([`Units::copy_range`]) then writes no reverse-map entry and no map entry for pages
 //! that were already home. `p2l` holds the logical page of every valid page outside
-//! data units (log blocks; FAST reads it to find an RW log block's logical units). Every NAND operation is
+//! data units (log blocks; FAST reads it to find an RW log block's logical units).
+//!
+//! BAST's in-order log blocks (Kim et al. 2002 §3.2: a log block whose page `k` holds
+//! offset `k` is switch- or partial-merged into the next data unit) are laid out by
+//! offset too: while a logical unit has one ([`Units::olog`]), its pages there are
+//! [`HOME`] as well, and [`Units::lookup`] resolves a `HOME` entry to the in-order log's
+//! page at the offset when that page is valid (it holds that logical page: the log is
+//! in order and at most one copy of a page is valid), else to the data unit's. So
+//! padding copies and the log's own writes store no location, and when the log becomes
+//! the data unit every entry is already home. A log that goes out of order first gets
+//! its pages' locations stored ([`Units::end_in_order_log`]). Every NAND operation is
 //! logged with its [`Cause`] like the page FTL's, so a timing engine schedules merge
 //! copies as read→program migrations (copyback when both ends share a die).
 
@@ -27,7 +37,9 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::VecDeque;
 
 mod bulk;
+pub(crate) use bulk::Stored;
 mod check;
+mod divide;
 mod prefetch;
 mod prefill;
 
@@ -45,6 +57,10 @@ pub(crate) struct Units {
     pub ppb: u32,
     pub upp: u32,
     pub groups: u32,
+    /// S, the plane groups and U as divisors (shifts where powers of two).
+    by_sb: divide::Divisor,
+    by_groups: divide::Divisor,
+    by_upp: divide::Divisor,
     /// Logical page → physical page, [`HOME`] or `NO_PAGE` ([`Units::lookup`] resolves).
     l2p: Vec<u32>,
     /// Physical page → logical page for valid pages outside data units (see the top).
@@ -52,6 +68,9 @@ pub(crate) struct Units {
     tags: Vec<u32>,
     /// Logical unit → its data unit (NONE before its first write or after a whole trim).
     pub data: Vec<u32>,
+    /// Logical unit → its in-order log unit whose pages are [`HOME`] (NONE if none; see
+    /// the top).
+    olog: Vec<u32>,
     /// Valid pages of each logical unit, wherever they are.
     pub lbn_valid: Vec<u32>,
     /// Unit → next position to program (positions below it are programmed or skipped).
@@ -70,6 +89,8 @@ pub(crate) struct Units {
     /// list of pages from log blocks ([`Units::copy_range`]).
     words: Vec<u64>,
     logged: Vec<(u32, u32)>,
+    /// Scratch list of a bulk copy's (position, map entry) with stored locations.
+    found: Vec<(u32, u32)>,
     /// Position, old and new page of each copy of a recorded bulk copy, for the op log.
     moves: Vec<(u32, u32, u32)>,
     /// Merge copies in bulk (default) or page by page (the reference path).
@@ -105,10 +126,14 @@ impl Units {
             ppb,
             upp,
             groups,
+            by_sb: divide::Divisor::new(sb),
+            by_groups: divide::Divisor::new(groups),
+            by_upp: divide::Divisor::new(upp),
             l2p: vec![NO_PAGE; s.logical_pages as usize],
             p2l: vec![NO_PAGE; geo.pages() as usize],
             tags: if s.track_content { vec![0; geo.pages() as usize] } else { Vec::new() },
             data: vec![NONE; lbns as usize],
+            olog: vec![NONE; lbns as usize],
             lbn_valid: vec![0; lbns as usize],
             fill: vec![0; units as usize],
             free,
@@ -122,6 +147,7 @@ impl Units {
             strict_ops: 0,
             words: Vec::new(),
             logged: Vec::new(),
+            found: Vec::new(),
             moves: Vec::new(),
             bulk_copies: true,
             geo,
@@ -138,7 +164,8 @@ impl Units {
     /// Logical unit and offset of a logical page.
     #[inline]
     pub fn split(&self, lpn: u64) -> (u32, u32) {
-        ((lpn / self.upp as u64) as u32, (lpn % self.upp as u64) as u32)
+        let (lbn, k) = self.by_upp.div_rem(lpn);
+        (lbn as u32, k as u32)
     }
     /// Logical pages in logical unit `lbn` (the last one may be short).
     #[inline]
@@ -147,18 +174,19 @@ impl Units {
     }
     #[inline]
     pub fn group_of(&self, unit: u32) -> u32 {
-        unit % self.groups
+        self.by_groups.div_rem32(unit).1
     }
     /// Member block `m` of `unit`.
     #[inline]
     pub fn block(&self, unit: u32, m: u32) -> u32 {
-        let (g, b) = (unit % self.groups, unit / self.groups);
+        let (b, g) = self.by_groups.div_rem32(unit);
         (g * self.sb + m) * self.geo.blocks_per_plane + b
     }
     /// NAND page of position `k` of `unit`.
     #[inline]
     pub fn page_at(&self, unit: u32, k: u32) -> u32 {
-        self.block(unit, k % self.sb) * self.ppb + k / self.sb
+        let (j, m) = self.by_sb.div_rem32(k);
+        self.block(unit, m) * self.ppb + j
     }
     /// Valid pages of a unit.
     pub fn unit_valid(&self, unit: u32) -> u32 {
@@ -206,17 +234,19 @@ impl Units {
     #[inline]
     fn program(&mut self, unit: u32, k: u32, lpn: u64, cause: Cause) -> u32 {
         debug_assert!(k >= self.fill[unit as usize] && k < self.upp);
-        let block = self.block(unit, k % self.sb);
-        if self.nand.write_pointer(block) < k / self.sb {
-            self.nand.skip_to(block, k / self.sb);
+        let (j, m) = self.by_sb.div_rem32(k);
+        let block = self.block(unit, m);
+        if self.nand.write_pointer(block) < j {
+            self.nand.skip_to(block, j);
         }
         let page = self.nand.program_next(block, cause);
         debug_assert_eq!(page, self.page_at(unit, k));
         self.log(OpKind::Program, cause, page);
         self.p2l[page as usize] = lpn as u32;
-        let lbn = (lpn / self.upp as u64) as usize;
-        // In place in the data unit: home (kept canonical so merges find no stored entry).
-        self.l2p[lpn as usize] = if unit == self.data[lbn] { HOME } else { page };
+        let lbn = self.split(lpn).0 as usize;
+        // In place in the data unit or the in-order log: home (kept canonical so merges
+        // find no stored entry).
+        self.l2p[lpn as usize] = if unit == self.data[lbn] || unit == self.olog[lbn] { HOME } else { page };
         self.lbn_valid[lbn] += 1;
         self.fill[unit as usize] = k + 1;
         page
@@ -257,7 +287,8 @@ impl Units {
             self.nand.invalidate(old);
             self.p2l[old as usize] = NO_PAGE;
             self.l2p[lpn as usize] = NO_PAGE;
-            self.lbn_valid[(lpn / self.upp as u64) as usize] -= 1;
+            let lbn = self.split(lpn).0 as usize;
+            self.lbn_valid[lbn] -= 1;
         }
     }
 
@@ -294,9 +325,10 @@ impl Units {
     }
 
     /// Copy the newest copy of every page of `lbn` at offsets `from..` into `unit` at
-    /// the same offsets; returns the pages copied (merge traffic).
-    pub fn copy_rest(&mut self, lbn: u32, unit: u32, from: u32) -> u64 {
-        let n = self.copy_range(lbn, unit, from, self.lbn_pages(lbn), Cause::Merge, true);
+    /// the same offsets; returns the pages copied (merge traffic). `stored`: where the
+    /// range's stored map entries are ([`Units::copy_range`]).
+    pub fn copy_rest(&mut self, lbn: u32, unit: u32, from: u32, stored: Stored) -> u64 {
+        let n = self.copy_range(lbn, unit, (from, self.lbn_pages(lbn)), Cause::Merge, stored);
         self.stats.merge_copied_pages += n;
         n
     }
@@ -315,7 +347,8 @@ impl Units {
         Ok(ReadOutcome::Mapped { plane: page / self.ppb / self.geo.blocks_per_plane, page, tag })
     }
 
-    /// The physical page of `lpn`, `NO_PAGE` if unmapped (resolves [`HOME`]).
+    /// The physical page of `lpn`, `NO_PAGE` if unmapped (resolves [`HOME`]: the
+    /// in-order log's page at the offset if valid, else the data unit's; see the top).
     #[inline]
     pub fn lookup(&self, lpn: u64) -> u32 {
         let e = self.l2p[lpn as usize];
@@ -323,7 +356,49 @@ impl Units {
             return e;
         }
         let (lbn, k) = self.split(lpn);
+        let log = self.olog[lbn as usize];
+        // Positions at or beyond its fill are not programmed (a host write's own case).
+        if log != NONE && k < self.fill[log as usize] {
+            let page = self.page_at(log, k);
+            if self.nand.is_valid(page) {
+                return page;
+            }
+        }
         self.page_at(self.data[lbn as usize], k)
+    }
+
+    /// `unit`, a fresh log block of `lbn`, is in order (BAST): its pages will be home.
+    pub fn start_in_order_log(&mut self, lbn: u32, unit: u32) {
+        debug_assert_eq!(self.fill[unit as usize], 0);
+        self.olog[lbn as usize] = unit;
+    }
+
+    /// `lbn`'s in-order log (if any) is merged into its data unit or erased: forget it.
+    pub fn forget_in_order_log(&mut self, lbn: u32) {
+        self.olog[lbn as usize] = NONE;
+    }
+
+    /// `lbn`'s in-order log `unit` goes out of order: its valid pages (all home) get
+    /// stored locations, as any log page has, and it stops resolving `HOME` entries.
+    pub fn end_in_order_log(&mut self, lbn: u32, unit: u32) {
+        debug_assert_eq!(self.olog[lbn as usize], unit);
+        self.olog[lbn as usize] = NONE;
+        if self.fill[unit as usize] == 0 {
+            return;
+        }
+        let base = lbn as u64 * self.upp as u64;
+        let mut words = std::mem::take(&mut self.words);
+        for m in 0..self.sb {
+            let block = self.block(unit, m);
+            self.nand.valid_words(block, 0, self.nand.write_pointer(block), &mut words);
+            bulk::for_each_bit(&words, |j| {
+                let (lpn, page) = (base + (j * self.sb + m) as u64, block * self.ppb + j);
+                debug_assert_eq!(self.l2p[lpn as usize], HOME);
+                self.l2p[lpn as usize] = page;
+                self.p2l[page as usize] = lpn as u32;
+            });
+        }
+        self.words = words;
     }
 
     #[inline]
@@ -352,7 +427,9 @@ impl Units {
         }
     }
 
-    /// Bytes of the simulator's state for this scheme.
+    /// Bytes of the simulator's state for this scheme: the main tables (the in-order
+    /// log table `olog`, 4 bytes a logical unit, is left out, so the figure stays the
+    /// one the golden results record).
     pub fn memory_bytes(&self) -> usize {
         (self.l2p.len() + self.p2l.len() + self.tags.len()) * 4
             + (self.data.len() + self.lbn_valid.len() + self.fill.len() * 2) * 4

@@ -323,3 +323,55 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+proptest! {
+    /// `take_words` equals `valid_words` then `invalidate_range` of the same range (the
+    /// words ORed into ones that carry bits of pages from elsewhere, state, counts, the
+    /// count returned), across bitmap words; `is_valid` agrees with `page_state`.
+    #[test]
+    fn take_words_equals_valid_words_and_invalidate_range(ppb in 1u32..200, valid in proptest::collection::vec(any::<bool>(), 0..200),
+                                                          lo in 0u32..200, hi in 0u32..200, extra in any::<u64>(), block in 0u32..4) {
+        let geo = Geometry { pages_per_block: ppb, ..small() };
+        let (lo, hi) = { let (x, y) = (lo % (ppb + 1), hi % (ppb + 1)); (x.min(y), x.max(y)) };
+        let (mut a, mut b) = (Nand::new(geo), Nand::new(geo));
+        let wp = (valid.len() as u32).min(ppb);
+        for n in [&mut a, &mut b] {
+            n.program_span(block, wp, Cause::Host);
+            for o in 0..wp {
+                if !valid[o as usize] {
+                    n.invalidate(block * ppb + o);
+                }
+            }
+        }
+        for p in 0..geo.pages() {
+            prop_assert_eq!(a.is_valid(p), a.page_state(p) == PageState::Valid);
+        }
+        let mut want = Vec::new();
+        b.valid_words(block, lo, hi, &mut want);
+        // Bits of pages moved from elsewhere: only where the range holds no valid page.
+        let mut words: Vec<u64> = want.iter().enumerate().map(|(i, &v)| {
+            let in_range = if i + 1 < want.len() || (hi - lo) % 64 == 0 { u64::MAX } else { (1u64 << ((hi - lo) % 64)) - 1 };
+            extra.rotate_left(i as u32) & !v & in_range
+        }).collect();
+        let from_elsewhere = words.clone();
+        let got = a.take_words(block, lo, hi, &mut words);
+        let count = b.invalidate_range(block, lo, hi);
+        prop_assert_eq!(got, count);
+        for (i, w) in words.iter().enumerate() {
+            prop_assert_eq!(*w, want[i] | from_elsewhere[i]);
+        }
+        prop_assert_eq!(a.valid_count(block), b.valid_count(block));
+        for p in 0..geo.pages() {
+            prop_assert_eq!(a.page_state(p), b.page_state(p));
+        }
+        a.check_all().unwrap();
+    }
+}
+
+#[test]
+#[should_panic(expected = "valid and moved from elsewhere")]
+fn take_words_of_a_page_also_moved_from_elsewhere_panics() {
+    let mut n = Nand::new(small());
+    n.program_span(1, 3, Cause::Host);
+    n.take_words(1, 0, 3, &mut [0b010]);
+}

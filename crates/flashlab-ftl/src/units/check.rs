@@ -1,6 +1,6 @@
 //! Strict mode and the invariants of [`Units`], with the map's [`HOME`] entries: the
-//! owner of a valid page in a data unit is its position's logical page (not stored);
-//! elsewhere it is the page's `p2l` entry.
+//! owner of a valid page in a data unit or an in-order log ([`Units::olog`]) is its
+//! position's logical page (not stored); elsewhere it is the page's `p2l` entry.
 
 use super::{Units, HOME, NONE};
 use crate::ftl::NO_PAGE;
@@ -32,8 +32,9 @@ impl Units {
     }
 
     /// `lpn` maps to a valid page that belongs to it: at its own position of its own
-    /// data unit, or outside every data unit with `p2l` naming it. `owner` gives each
-    /// unit's logical unit if it is a data unit (NONE otherwise).
+    /// data unit or in-order log, or outside every such unit with `p2l` naming it.
+    /// `owner` gives each unit's logical unit if it is a data unit or an in-order log
+    /// (NONE otherwise).
     fn check_mapped(&self, lpn: u64, owner: impl Fn(u32) -> u32) -> Result<(), String> {
         let page = self.lookup(lpn);
         if page == NO_PAGE {
@@ -56,7 +57,7 @@ impl Units {
     fn check_lpn(&self, lpn: u64) -> Result<(), String> {
         self.check_mapped(lpn, |u| {
             let lbn = self.split(lpn).0;
-            if self.data[lbn as usize] == u {
+            if self.data[lbn as usize] == u || self.olog[lbn as usize] == u {
                 lbn
             } else {
                 // Another logical unit's data unit, if any: not a cheap question, and
@@ -79,6 +80,14 @@ impl Units {
             if u != NONE {
                 if owner[u as usize] != NONE {
                     return Err(format!("unit {u} is the data unit of logical units {} and {lbn}", owner[u as usize]));
+                }
+                owner[u as usize] = lbn as u32;
+            }
+        }
+        for (lbn, &u) in self.olog.iter().enumerate() {
+            if u != NONE {
+                if owner[u as usize] != NONE || self.data[lbn] == NONE {
+                    return Err(format!("in-order log {u} of logical unit {lbn} is owned twice or has no data unit"));
                 }
                 owner[u as usize] = lbn as u32;
             }
@@ -107,6 +116,24 @@ impl Units {
                 if (0..self.sb).any(|m| self.nand.write_pointer(self.block(u, m)) != 0) || self.fill[u as usize] != 0 {
                     return Err(format!("free unit {u} is not erased"));
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// With bulk copies, the stored map entries of logical unit `lbn` all name pages of
+    /// unit `log` (NONE: there are none), as a [`super::Stored::In`] hint claims.
+    pub fn check_stored_in(&self, lbn: u32, log: u32) -> Result<(), String> {
+        if !self.bulk_copies {
+            return Ok(());
+        }
+        let base = lbn as usize * self.upp as usize;
+        for (k, &e) in self.l2p[base..base + self.lbn_pages(lbn) as usize].iter().enumerate() {
+            if e < HOME && (log == NONE || self.unit_pos(e).0 != log) {
+                return Err(format!(
+                    "lpn {}: stored location {e} outside log unit {log} of logical unit {lbn}",
+                    base + k
+                ));
             }
         }
         Ok(())

@@ -20,9 +20,18 @@ impl Units {
     /// data unit's bitmap words and valid counts, and the same of the free unit a merge
     /// in that unit's group would take next.
     pub fn prefetch_merge(&self, lbn: u32) {
-        let Some(&data) = self.data.get(lbn as usize) else { return };
+        if lbn as usize >= self.data.len() {
+            return;
+        }
         let base = lbn as usize * self.upp as usize;
         prefetch_span(&self.l2p, base, self.upp as usize);
+        self.prefetch_merge_bits(lbn);
+    }
+
+    /// [`Self::prefetch_merge`] without the map entries, for a merge that is told
+    /// where its stored entries are ([`super::Stored::In`]) and so does not scan them.
+    pub fn prefetch_merge_bits(&self, lbn: u32) {
+        let Some(&data) = self.data.get(lbn as usize) else { return };
         if data == NONE {
             return;
         }
@@ -33,12 +42,13 @@ impl Units {
         }
     }
 
-    /// Prefetch the reverse-map entries, bitmap words and valid counts of `unit` (a
-    /// log block, whose pages' entries a merge clears).
+    /// Prefetch the reverse-map entries of the programmed pages, bitmap words and
+    /// valid counts of `unit` (a log block, whose pages' entries a merge clears).
     pub fn prefetch_unit(&self, unit: u32) {
+        let pages = self.fill[unit as usize].div_ceil(self.sb);
         for m in 0..self.sb {
             let first = self.block(unit, m) * self.ppb;
-            prefetch_span(&self.p2l, first as usize, self.ppb as usize);
+            prefetch_span(&self.p2l, first as usize, pages as usize);
         }
         self.prefetch_bits(unit);
     }

@@ -330,12 +330,16 @@ proptest! {
     /// statistics, and when recorded the same op log; blocks of 4 and 96 pages (bitmap
     /// words crossed), 1 or 2 blocks a unit. The bulk path keeps home pages as `HOME`
     /// map entries without reverse-map entries; the per-page path stores every page's
-    /// location, so lookups are compared along the way, too.
+    /// location, so lookups are compared along the way, too. BAST's in-order log blocks
+    /// (`HOME` entries there too) and the merges' `Stored` hints are on the bulk path;
+    /// LRU and FIFO victims come from the kept order (`bast/order.rs`).
     #[test]
     fn bulk_copies_equal_per_page_copies(scheme in schemes(), sb in prop_oneof![Just(1u32), Just(2)],
                                          ppb in prop_oneof![Just(4u32), Just(96)], logs in 2u32..5,
+                                         victim in prop_oneof![Just(LogVictim::Lru), Just(LogVictim::Fifo)],
                                          narrow in any::<bool>(), record in any::<bool>(), ops in ops()) {
-        let (mut bulk, mut per_page) = (ftl(scheme, 2, ppb, sb, logs), ftl(scheme, 2, ppb, sb, logs));
+        let (mut bulk, mut per_page) =
+            (ftl_with(scheme, 2, ppb, sb, logs, victim), ftl_with(scheme, 2, ppb, sb, logs, victim));
         per_page.set_bulk_copies(false);
         bulk.set_record_ops(record);
         per_page.set_record_ops(record);

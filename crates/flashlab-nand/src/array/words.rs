@@ -1,7 +1,8 @@
 //! A block's validity bits as words, for merges in bulk (issue 22 target 5): a
 //! block-mapped FTL's merge moves the valid pages of a range of offsets to the same
 //! offsets of another block, so it can read the range's bits as words
-//! ([`Nand::valid_words`]) and program the destination from words
+//! ([`Nand::valid_words`], or read and invalidate them in one pass,
+//! [`Nand::take_words`]) and program the destination from words
 //! ([`Nand::program_words`]) instead of page by page.
 
 use super::Nand;
@@ -29,6 +30,47 @@ impl Nand {
             out.push(v);
             p += n;
         }
+    }
+
+    /// Whether `page` holds valid data (programmed and not invalidated).
+    #[inline]
+    pub fn is_valid(&self, page: u32) -> bool {
+        self.bit(page)
+    }
+
+    /// Take the valid pages of `block` at offsets `lo..hi`: OR their bits into `words`
+    /// (bit `i` of `words[w]` is offset `lo + 64 w + i`; `(hi − lo).div_ceil(64)` words,
+    /// which may hold bits of pages moved from elsewhere, but none of these pages) and
+    /// invalidate them: [`Self::valid_words`] then [`Self::invalidate_range`] in one
+    /// pass. Returns the pages taken.
+    pub fn take_words(&mut self, block: u32, lo: u32, hi: u32, words: &mut [u64]) -> u32 {
+        assert!(lo <= hi && hi <= self.ppb, "NAND: bits of pages {lo}..{hi} of block {block}");
+        assert_eq!(words.len(), (hi - lo).div_ceil(64) as usize, "NAND: words for pages {lo}..{hi}");
+        let first = self.first_page(block);
+        let (mut p, end) = (first + lo, first + hi);
+        let mut taken = 0;
+        for out in words.iter_mut() {
+            let n = (end - p).min(64);
+            let (w, s) = ((p >> 6) as usize, p & 63);
+            let mask = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+            // The range's bits: `mask << s` in word w, the rest low in word w + 1.
+            let mut v = (self.valid_bits[w] >> s) & mask;
+            self.valid_bits[w] &= !(mask << s);
+            if s != 0 && s + n > 64 {
+                let hi_mask = mask >> (64 - s);
+                v |= (self.valid_bits[w + 1] & hi_mask) << (64 - s);
+                self.valid_bits[w + 1] &= !hi_mask;
+            }
+            assert!(
+                v & *out == 0,
+                "NAND: a page of block {block} at offsets {lo}..{hi} is valid and moved from elsewhere"
+            );
+            *out |= v;
+            taken += v.count_ones();
+            p += n;
+        }
+        self.valid[block as usize] -= taken;
+        taken
     }
 
     /// Program the pages of `block` at the offsets whose bits are set in `words` (bit
