@@ -396,18 +396,22 @@ mod tests {
         assert_eq!((common_prefix(&a, &a), common_suffix(&a[1..], &a)), (400, 399));
     }
 
-    #[test]
-    fn a_shifted_stamped_copy_is_found_and_read_back() {
-        let mut slab = Slab::new(1024, 8);
-        let mut x = 7u64;
-        let data: Vec<u8> = (0..2048)
+    /// `n` bytes of xorshift noise from `seed`.
+    fn noise(mut x: u64, n: usize) -> Vec<u8> {
+        (0..n)
             .map(|_| {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
                 x as u8
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn a_shifted_stamped_copy_is_found_and_read_back() {
+        let mut slab = Slab::new(1024, 8);
+        let data = noise(7u64, 2048);
         let mut dict = Dict::new(8, 1024);
         let mut uses = vec![0u32; 2];
         for p in 0..2u32 {
@@ -442,15 +446,7 @@ mod tests {
     #[test]
     fn guesses_follow_the_next_page_and_resync_after_a_difference() {
         let mut slab = Slab::new(1024, 8);
-        let mut x = 11u64;
-        let data: Vec<u8> = (0..2048)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
+        let data = noise(11u64, 2048);
         // Nothing indexed: only the hint and the guesses can find the bytes.
         let dict = Dict::new(8, 1024);
         let uses = vec![1u32; 2];
