@@ -339,8 +339,7 @@ impl Cmt {
     pub(crate) fn replace(&mut self, lpn: u64, dirty: bool) -> Option<(u64, u32)> {
         let s = if self.tail[PROBATION] != NIL { self.tail[PROBATION] } else { self.tail[PROTECTED] };
         let v = self.slots[s as usize];
-        let vt = self.page_of.of(v.lpn as u64) as usize;
-        if v.dgen != 0 && v.dgen == self.page_gen[vt] {
+        if self.dirty_slot(s) {
             let (l, _, s) = self.take_victim();
             return Some((l, s));
         }
