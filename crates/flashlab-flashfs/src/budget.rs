@@ -5,7 +5,7 @@
 //! system answers ENOSPC up front and never runs out mid-operation.
 
 use crate::error::{Errno, FsResult};
-use crate::fs::{Fs, F_BUD, F_INDEX, GC, HEADS};
+use crate::fs::{Fs, Lprops, F_BUD, F_INDEX, GC, HEADS};
 use crate::node::HDR;
 
 impl Fs {
@@ -42,17 +42,8 @@ impl Fs {
                 continue;
             }
             seen[i] = l;
-            let p = self.lp[l as usize];
-            let io = self.geo.min_io;
-            let under_head = if i == GC {
-                0
-            } else if i < HEADS {
-                p.free.saturating_sub(io) as u64
-            } else if p.flags & (F_BUD | F_INDEX) != 0 {
-                0
-            } else {
-                (p.free + p.dirty).saturating_sub(io) as u64
-            };
+            // The index head is not a journal head: its LEB counts as any other.
+            let under_head = self.non_empty_reclaimable(self.lp[l as usize], (i < HEADS).then_some(i));
             debug_assert_eq!(under_head, self.leb_reclaimable(l));
             total = total - self.lp.base_reclaimable(l) + under_head;
         }
@@ -75,21 +66,22 @@ impl Fs {
 
     /// Bytes journal writes can get from LEB `l`.
     fn leb_reclaimable(&self, l: u32) -> u64 {
-        let (leb, io) = (self.geo.leb_bytes, self.geo.min_io);
-        let p = self.lp[l as usize];
-        let head = self.heads.iter().position(|h| h.lnum == Some(l));
         if self.is_empty_leb(l) {
-            leb as u64
-        } else if let Some(h) = head {
-            if h == GC {
-                0
-            } else {
-                p.free.saturating_sub(io) as u64
-            }
-        } else if p.flags & (F_BUD | F_INDEX) != 0 {
-            0
-        } else {
-            (p.free + p.dirty).saturating_sub(io) as u64
+            return self.geo.leb_bytes as u64;
+        }
+        let head = self.heads.iter().position(|h| h.lnum == Some(l));
+        self.non_empty_reclaimable(self.lp[l as usize], head)
+    }
+
+    /// [`Fs::leb_reclaimable`] of a LEB that is not empty, with properties `p`,
+    /// under journal head `head` (the first holding it) or none.
+    fn non_empty_reclaimable(&self, p: Lprops, head: Option<usize>) -> u64 {
+        let io = self.geo.min_io;
+        match head {
+            Some(GC) => 0,
+            Some(_) => p.free.saturating_sub(io) as u64,
+            None if p.flags & (F_BUD | F_INDEX) != 0 => 0,
+            None => (p.free + p.dirty).saturating_sub(io) as u64,
         }
     }
 
