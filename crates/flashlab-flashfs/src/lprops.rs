@@ -308,7 +308,8 @@ mod tests {
         let mut t = LpTable::new(40, 1000, 100, 2);
         for l in 0..40u32 {
             let flags = [0, F_BUD, F_BUD | F_INDEX, F_INDEX, F_BUD | F_TAKEN][l as usize % 5];
-            let (free, dirty) = [(1000, 0), (400, 300), (0, 1000), (0, 50), (900, 0), (0, 0), (500, 500)][l as usize % 7];
+            let (free, dirty) =
+                [(1000, 0), (400, 300), (0, 1000), (0, 50), (900, 0), (0, 0), (500, 500)][l as usize % 7];
             t.set(l, Lprops { free, dirty, flags });
         }
         let _ = t.take_changed();
