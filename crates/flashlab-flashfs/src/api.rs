@@ -1,7 +1,7 @@
 //! The file API: paths, directories, files, handles.
 
 use crate::codec::DataFields;
-use crate::compress::{compress, decompress, Compression};
+use crate::compress::{compress, compress_shrunk, decompress, Compression};
 use crate::error::{Errno, FsError, FsResult};
 use crate::fs::{Fd, Fs};
 use crate::hot::Class;
@@ -301,6 +301,27 @@ impl Fs {
         Node::Data(DataNode { inum, block: b, size: bytes.len() as u32, compr, payload })
     }
 
+    /// Journals block `b`'s data node holding `bytes` to head `h`: the node
+    /// [`Fs::data_node`] builds, encoded straight into the head's write
+    /// buffer (`journal_write_data`) from `bytes` themselves where
+    /// `compress` would store them as they are, else from the compressed
+    /// payload, with no `DataNode` nor copy of the bytes of its own
+    /// (`ubifs_jnl_write_data`, fs/ubifs/journal.c, compresses into the
+    /// node it writes).
+    pub(crate) fn journal_write_block(&mut self, h: usize, inum: u32, b: u32, bytes: &[u8]) -> FsResult<Loc> {
+        if self.cfg.elide_payload {
+            let node = self.data_node(inum, b, bytes);
+            return Ok(self.journal_write(h, &[node])?[0]);
+        }
+        let size = bytes.len() as u32;
+        match compress_shrunk(self.cfg.compression, bytes) {
+            Some((c, p)) => {
+                self.journal_write_data(h, DataFields { inum, block: b, size, compr: c.code(), payload: &p })
+            }
+            None => self.journal_write_data(h, DataFields { inum, block: b, size, compr: 0, payload: bytes }),
+        }
+    }
+
     /// Writes `data` at `offset`; returns the bytes written.
     pub fn write(&mut self, fd: Fd, offset: u64, data: &[u8]) -> FsResult<usize> {
         self.enter()?;
@@ -335,32 +356,24 @@ impl Fs {
             let e = ((end - b as u64 * BLOCK).min(BLOCK)) as usize;
             let src = &data[(pos - offset) as usize..(pos - offset) as usize + e - s];
             let whole = e - s == BLOCK as usize;
-            let node = if whole {
-                // The whole block is new, so its old node is not read: as
-                // `ubifs_write_begin` (fs/ubifs/file.c) skips `do_readpage`
-                // for a page the write covers whole ("We change whole page
-                // so no need to load it"). `idx_set` below obsoletes the old
-                // node by the length the index holds, as `ubifs_tnc_add`
-                // does, without reading it either.
-                // Stored as it is (`compress` keeps `None` data unchanged):
-                // encoded from the caller's bytes, no node of its own.
-                let plain = self.cfg.compression == Compression::None && !self.cfg.elide_payload;
-                (!plain).then(|| self.data_node(inum, b, src))
+            // The whole block is new, so its old node is not read: as
+            // `ubifs_write_begin` (fs/ubifs/file.c) skips `do_readpage` for
+            // a page the write covers whole ("We change whole page so no
+            // need to load it"). `idx_set` below obsoletes the old node by
+            // the length the index holds, as `ubifs_tnc_add` does, without
+            // reading it either.
+            let partial = if whole {
+                None
             } else {
                 let mut block = self.read_block(inum, b, old_size)?;
                 block[s..e].copy_from_slice(src);
                 let valid = new_size.saturating_sub(b as u64 * BLOCK).min(BLOCK) as usize;
-                Some(self.data_node(inum, b, &block[..valid]))
+                block.truncate(valid);
+                Some(block)
             };
             let key = Key::data(inum, b);
             let h = self.pick_head(Class::Data, std::slice::from_ref(&key), &[]);
-            let loc = match node {
-                Some(node) => self.journal_write(h, &[node])?[0],
-                None => {
-                    let d = DataFields { inum, block: b, size: src.len() as u32, compr: 0, payload: src };
-                    self.journal_write_data(h, d)?
-                }
-            };
+            let loc = self.journal_write_block(h, inum, b, partial.as_deref().unwrap_or(src))?;
             self.idx_set(h, &key, loc);
             pos = b as u64 * BLOCK + e as u64;
         }

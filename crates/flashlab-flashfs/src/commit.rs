@@ -75,9 +75,11 @@ impl Fs {
         }
         self.index_gc_mark();
         let root = self.write_index()?;
-        for l in std::mem::take(&mut self.tnc.pending_obsolete) {
-            self.obsolete(l);
-        }
+        // Taken and given back emptied: the list keeps its capacity.
+        let mut gone = std::mem::take(&mut self.tnc.pending_obsolete);
+        self.obsolete_all(&gone);
+        gone.clear();
+        self.tnc.pending_obsolete = gone;
         self.clear_buds(!full);
         let idx_gc = self.take_freeable_index_lebs();
         let lpt_root = self.write_lpt()?;

@@ -47,6 +47,13 @@ fn lz4_finds_no_match(data: &[u8]) -> bool {
 
 /// Compresses; falls back to `None` when it does not shrink the data.
 pub fn compress(c: Compression, data: &[u8]) -> (Compression, Vec<u8>) {
+    compress_shrunk(c, data).unwrap_or_else(|| (Compression::None, data.to_vec()))
+}
+
+/// [`compress`]'s answer where it shrinks the data; None where `compress`
+/// stores `data` as it is (`None`, a copy of `data`), so that a writer can
+/// encode the node from the caller's bytes instead of the copy.
+pub fn compress_shrunk(c: Compression, data: &[u8]) -> Option<(Compression, Vec<u8>)> {
     let out = match c {
         Compression::None => None,
         // No match: lz4_flex would emit every byte as a literal plus a token, longer
@@ -56,10 +63,7 @@ pub fn compress(c: Compression, data: &[u8]) -> (Compression, Vec<u8>) {
         Compression::Zlib => zlib(data),
         Compression::Zstd => zstd::bulk::compress(data, 1).ok(),
     };
-    match out {
-        Some(o) if o.len() < data.len() => (c, o),
-        _ => (Compression::None, data.to_vec()),
-    }
+    out.filter(|o| o.len() < data.len()).map(|o| (c, o))
 }
 
 fn zlib(data: &[u8]) -> Option<Vec<u8>> {

@@ -252,6 +252,30 @@ impl Fs {
         }
     }
 
+    /// [`Fs::obsolete`] of every location in `locs`, in order: the same end
+    /// state, with one LEB-properties update per run of locations in one
+    /// LEB (`LpTable::update` moves totals and sets by the difference, so a
+    /// run's updates add up to one). A commit's obsoleted index nodes come
+    /// mostly from the few index LEBs.
+    pub(crate) fn obsolete_all(&mut self, locs: &[Loc]) {
+        let mut run: Option<(u32, u32)> = None;
+        let lebs = self.lp.len();
+        for loc in locs.iter().filter(|l| (l.lnum as usize) < lebs) {
+            self.vmap.remove(*loc);
+            match &mut run {
+                Some((l, bytes)) if *l == loc.lnum => *bytes += loc.aligned_len(),
+                _ => {
+                    if let Some((l, bytes)) = run.replace((loc.lnum, loc.aligned_len())) {
+                        self.lp.update(l, |p| p.dirty += bytes);
+                    }
+                }
+            }
+        }
+        if let Some((l, bytes)) = run {
+            self.lp.update(l, |p| p.dirty += bytes);
+        }
+    }
+
     /// Reads `len` bytes, looking into write buffers first.
     pub(crate) fn read_bytes(&mut self, lnum: u32, offs: u32, len: u32) -> FsResult<Vec<u8>> {
         let mut b = vec![0u8; len as usize];

@@ -395,10 +395,6 @@ impl Fs {
         // remove_buds (log.c): a bud that stays (under a head, or a delayed
         // hot bud) now starts where the new log's reference points.
         self.bud_start_bytes = self.log_refs(!keep_hot).iter().map(|r| r.1 as u64).sum();
-        self.lp.update_all(|l, p| {
-            if !heads.contains(&l) {
-                p.flags &= !F_BUD;
-            }
-        });
+        self.lp.clear_flag_except(F_BUD, |l| heads.contains(&l));
     }
 }

@@ -29,6 +29,8 @@ mod idx_encode;
 mod invariants;
 pub mod jffs2;
 mod journal;
+#[cfg(test)]
+mod journal_block_test;
 mod key;
 mod layout;
 mod lprops;

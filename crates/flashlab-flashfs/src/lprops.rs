@@ -188,6 +188,17 @@ impl LpTable {
         self.recount();
     }
 
+    /// Clears `flag` on every LEB that has it and `keep` does not accept,
+    /// each through [`LpTable::update`]: the end state of `update_all` (then
+    /// a recount) for the few LEBs flagged, without recounting all of them.
+    pub fn clear_flag_except(&mut self, flag: u8, keep: impl Fn(u32) -> bool) {
+        for l in 0..self.v.len() as u32 {
+            if self.v[l as usize].flags & flag != 0 && !keep(l) {
+                self.update(l, |p| p.flags &= !flag);
+            }
+        }
+    }
+
     /// Every LEB's properties (to compare against later).
     pub fn snapshot(&self) -> Vec<Lprops> {
         self.v.clone()
@@ -290,5 +301,28 @@ mod tests {
         assert_eq!(t.gc_candidates().collect::<Vec<_>>(), vec![4, 6], "most reclaimable, then lowest number");
         assert!(!t.empties().any(|l| [4, 6, 7, 8].contains(&l)));
         t.check_totals().unwrap();
+    }
+
+    #[test]
+    fn clear_flag_except_is_update_all() {
+        let mut t = LpTable::new(40, 1000, 100, 2);
+        for l in 0..40u32 {
+            let flags = [0, F_BUD, F_BUD | F_INDEX, F_INDEX, F_BUD | F_TAKEN][l as usize % 5];
+            let (free, dirty) =
+                [(1000, 0), (400, 300), (0, 1000), (0, 50), (900, 0), (0, 0), (500, 500)][l as usize % 7];
+            t.set(l, Lprops { free, dirty, flags });
+        }
+        let _ = t.take_changed();
+        for keep in [vec![], vec![1u32, 6, 11], (0..40).collect()] {
+            let (mut a, mut b) = (t.clone(), t.clone());
+            a.update_all(|l, p| {
+                if !keep.contains(&l) {
+                    p.flags &= !F_BUD;
+                }
+            });
+            b.clear_flag_except(F_BUD, |l| keep.contains(&l));
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "keep {keep:?}");
+            b.check_totals().unwrap();
+        }
     }
 }

@@ -54,10 +54,9 @@ impl Fs {
             return Err(Errno::EINVAL.into());
         }
         let b = index as u32;
-        let node = self.data_node(inum, b, data);
         let key = Key::data(inum, b);
         let h = self.pick_head(Class::Data, std::slice::from_ref(&key), &[]);
-        let loc = self.journal_write(h, &[node])?[0];
+        let loc = self.journal_write_block(h, inum, b, data)?;
         self.idx_set(h, &key, loc);
         self.counters.ops += 1;
         Ok(())
