@@ -42,6 +42,7 @@ mod check;
 mod divide;
 mod prefetch;
 mod prefill;
+mod word;
 
 /// "No unit" / "no log slot".
 pub(crate) const NONE: u32 = u32::MAX;
@@ -95,6 +96,9 @@ pub(crate) struct Units {
     moves: Vec<(u32, u32, u32)>,
     /// Merge copies in bulk (default) or page by page (the reference path).
     bulk_copies: bool,
+    /// A unit is one block whose pages fit in one bitmap word: bulk copies take the
+    /// one-word path (`units/word.rs`), chosen here once per run.
+    one_word: bool,
 }
 
 impl Units {
@@ -120,8 +124,10 @@ impl Units {
         }
         // Free units of each group in block order; allocation rotates over the groups.
         let free = (0..groups).map(|g| (0..bpp).map(|b| b * groups + g).collect()).collect();
+        let nand = Nand::new(geo);
         Ok(Units {
-            nand: Nand::new(geo),
+            one_word: sb == 1 && nand.one_word_blocks(),
+            nand,
             sb,
             ppb,
             upp,
@@ -210,16 +216,18 @@ impl Units {
 
     /// Erase every programmed member block of `unit` (it holds no valid page) and free it.
     pub fn erase_unit(&mut self, unit: u32, cause: Cause) {
+        // `block(unit, m)` with the division by the group count done once.
+        let (i, g) = self.by_groups.div_rem32(unit);
         for m in 0..self.sb {
-            let b = self.block(unit, m);
+            let b = (g * self.sb + m) * self.geo.blocks_per_plane + i;
+            debug_assert_eq!(b, self.block(unit, m));
             if self.nand.write_pointer(b) > 0 {
                 self.nand.erase(b, cause);
                 self.log(OpKind::Erase, cause, b * self.ppb);
             }
         }
         self.fill[unit as usize] = 0;
-        let g = self.group_of(unit) as usize;
-        self.free[g].push_back(unit);
+        self.free[g as usize].push_back(unit);
     }
 
     #[inline]
@@ -285,7 +293,12 @@ impl Units {
         let old = self.lookup(lpn);
         if old != NO_PAGE {
             self.nand.invalidate(old);
-            self.p2l[old as usize] = NO_PAGE;
+            // A home page's reverse-map entry is not kept (see the top) and no one reads an
+            // invalid page's (FAST's prefetch hint reads RW log pages', never home):
+            // clearing it would only touch a cold line of `p2l`.
+            if self.l2p[lpn as usize] != HOME {
+                self.p2l[old as usize] = NO_PAGE;
+            }
             self.l2p[lpn as usize] = NO_PAGE;
             let lbn = self.split(lpn).0 as usize;
             self.lbn_valid[lbn] -= 1;

@@ -375,3 +375,70 @@ fn take_words_of_a_page_also_moved_from_elsewhere_panics() {
     n.program_span(1, 3, Cause::Host);
     n.take_words(1, 0, 3, &mut [0b010]);
 }
+
+proptest! {
+    /// The one-word forms (`block_bits`, `take_bits`, `program_bits`) leave the state,
+    /// counters and results of the word-list forms with `lo = 0` and one word, on every
+    /// geometry where a block fits in one bitmap word (blocks not word-aligned too).
+    #[test]
+    fn bits_forms_equal_word_forms(shift in 0u32..7, valid in proptest::collection::vec(any::<bool>(), 0..64),
+                                   lo in 0u32..65, hi in 0u32..65, extra in any::<u64>(), before in 0u32..65,
+                                   src in 0u32..4, dst in 0u32..4) {
+        prop_assume!(src != dst);
+        let ppb = 1u32 << shift;
+        let geo = Geometry { pages_per_block: ppb, ..small() };
+        let (lo, hi) = { let (x, y) = (lo % (ppb + 1), hi % (ppb + 1)); (x.min(y), x.max(y)) };
+        let (mut a, mut b) = (Nand::new(geo), Nand::new(geo));
+        prop_assert!(a.one_word_blocks());
+        let wp = (valid.len() as u32).min(ppb);
+        for n in [&mut a, &mut b] {
+            n.program_span(src, wp, Cause::Host);
+            for o in 0..wp {
+                if !valid[o as usize] {
+                    n.invalidate(src * ppb + o);
+                }
+            }
+        }
+        let mut all = Vec::new();
+        b.valid_words(src, 0, ppb, &mut all);
+        prop_assert_eq!(a.block_bits(src), all[0]);
+        let mask = if hi == lo { 0 } else { (u64::MAX >> (64 - (hi - lo))) << lo };
+        let moved = extra & mask & !all[0];
+        let (mut a2, mut b2) = (Nand::new(geo), Nand::new(geo));
+        for n in [&mut a2, &mut b2] {
+            n.program_span(src, wp, Cause::Host);
+            for o in 0..wp {
+                if !valid[o as usize] {
+                    n.invalidate(src * ppb + o);
+                }
+            }
+            n.program_span(dst, before.min(lo), Cause::Host);
+        }
+        let got = a2.take_bits(src, mask, moved);
+        let mut words = vec![0u64; (hi - lo).div_ceil(64) as usize];
+        if !words.is_empty() {
+            words[0] = moved >> lo;
+        }
+        let count = b2.take_words(src, lo, hi, &mut words);
+        prop_assert_eq!(got.count_ones(), count);
+        prop_assert_eq!((got | moved) >> lo, words.first().copied().unwrap_or(0));
+        let n = a2.program_bits(dst, got | moved, Cause::Merge);
+        let m = b2.program_words(dst, lo, &words, Cause::Merge);
+        prop_assert_eq!(n, m);
+        prop_assert_eq!(a2.counters(), b2.counters());
+        for blk in [src, dst] {
+            prop_assert_eq!((a2.write_pointer(blk), a2.valid_count(blk)), (b2.write_pointer(blk), b2.valid_count(blk)));
+        }
+        for p in 0..geo.pages() {
+            prop_assert_eq!(a2.page_state(p), b2.page_state(p));
+        }
+    }
+}
+
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "span bitmap words")]
+fn bits_forms_on_wide_blocks_panic() {
+    let n = Nand::new(Geometry { pages_per_block: 96, ..small() });
+    n.block_bits(0);
+}

@@ -46,6 +46,9 @@ impl Units {
         if !self.bulk_copies {
             return (from..to).map(|k| self.copy(base + k as u64, unit, k, cause) as u64).sum();
         }
+        if self.one_word {
+            return self.copy_range_word(lbn, unit, (from, to), cause, stored);
+        }
         self.moves.clear();
         let mut found = std::mem::take(&mut self.found);
         match stored {
@@ -73,7 +76,7 @@ impl Units {
     /// The positions `k` in `from..to` of logical unit `base / U` whose map entries are
     /// stored locations (log pages; home pages the map still names), with the entries,
     /// ascending. A branch-free test per [`CHUNK`] entries; most chunks have none.
-    fn find_stored(&self, base: u64, from: u32, to: u32, found: &mut Vec<(u32, u32)>) {
+    pub(super) fn find_stored(&self, base: u64, from: u32, to: u32, found: &mut Vec<(u32, u32)>) {
         found.clear();
         let span = &self.l2p[(base + from as u64) as usize..(base + to.max(from) as u64) as usize];
         for (c, chunk) in span.chunks(CHUNK).enumerate() {

@@ -45,6 +45,11 @@ impl Units {
     /// Prefetch the reverse-map entries of the programmed pages, bitmap words and
     /// valid counts of `unit` (a log block, whose pages' entries a merge clears).
     pub fn prefetch_unit(&self, unit: u32) {
+        if self.one_word {
+            let first = self.block(unit, 0) * self.ppb;
+            prefetch_span(&self.p2l, first as usize, self.fill[unit as usize] as usize);
+            return self.prefetch_bits(unit);
+        }
         let pages = self.fill[unit as usize].div_ceil(self.sb);
         for m in 0..self.sb {
             let first = self.block(unit, m) * self.ppb;
@@ -54,7 +59,21 @@ impl Units {
     }
 
     /// Prefetch the bitmap words and valid counts of `unit`.
+    #[inline]
     fn prefetch_bits(&self, unit: u32) {
+        if self.one_word {
+            // One block, its bits in one word (`units/word.rs`).
+            let block = self.block(unit, 0);
+            self.nand.prefetch(block * self.ppb);
+            self.nand.prefetch_block(block);
+        } else {
+            self.prefetch_members(unit);
+        }
+    }
+
+    /// [`Self::prefetch_bits`] of a unit of several blocks or words.
+    #[inline(never)]
+    fn prefetch_members(&self, unit: u32) {
         for m in 0..self.sb {
             let block = self.block(unit, m);
             let first = block * self.ppb;

@@ -322,20 +322,21 @@ fn docs_trace_agrees_with_the_hand_count() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     /// Merge copies in bulk (`crates/flashlab-ftl/src/units/bulk.rs`) leave exactly the
     /// state of the per-page copies (`set_bulk_copies(false)`): every mapping, content
     /// tag, page state, block pointer, valid and erase count, the counters and the
-    /// statistics, and when recorded the same op log; blocks of 4 and 96 pages (bitmap
-    /// words crossed), 1 or 2 blocks a unit. The bulk path keeps home pages as `HOME`
+    /// statistics, and when recorded the same op log; blocks of 4, 64 and 96 pages
+    /// (bitmap words crossed), 1 or 2 blocks a unit (one block of 4 or 64 pages takes
+    /// the one-word path, `units/word.rs`). The bulk path keeps home pages as `HOME`
     /// map entries without reverse-map entries; the per-page path stores every page's
     /// location, so lookups are compared along the way, too. BAST's in-order log blocks
     /// (`HOME` entries there too) and the merges' `Stored` hints are on the bulk path;
     /// LRU and FIFO victims come from the kept order (`bast/order.rs`).
     #[test]
     fn bulk_copies_equal_per_page_copies(scheme in schemes(), sb in prop_oneof![Just(1u32), Just(2)],
-                                         ppb in prop_oneof![Just(4u32), Just(96)], logs in 2u32..5,
+                                         ppb in prop_oneof![Just(4u32), Just(64), Just(96)], logs in 2u32..5,
                                          victim in prop_oneof![Just(LogVictim::Lru), Just(LogVictim::Fifo)],
                                          narrow in any::<bool>(), record in any::<bool>(), ops in ops()) {
         let (mut bulk, mut per_page) =

@@ -3,7 +3,11 @@
 //! offsets of another block, so it can read the range's bits as words
 //! ([`Nand::valid_words`], or read and invalidate them in one pass,
 //! [`Nand::take_words`]) and program the destination from words
-//! ([`Nand::program_words`]) instead of page by page.
+//! ([`Nand::program_words`]) instead of page by page. When a block's pages fit in one
+//! bitmap word (pages per block a power of two ≤ 64, [`Nand::one_word_blocks`]), the
+//! `*_bits` forms take and return that word directly ([`Nand::block_bits`],
+//! [`Nand::take_bits`], [`Nand::program_bits`]): the same state and counters as the
+//! word-list forms with `lo = 0` and one word.
 
 use super::Nand;
 use crate::{Cause, OpKind};
@@ -99,6 +103,69 @@ impl Nand {
                 self.valid_bits[w + 1] |= v >> (64 - s);
             }
         }
+        self.write_ptr[b] = last_off + 1;
+        self.valid[b] += n;
+        self.counters.add(OpKind::Program, cause, n as u64);
+        n
+    }
+
+    /// Whether every block's pages lie in one bitmap word (pages per block a power of
+    /// two, at most 64), so the `*_bits` forms apply.
+    #[inline]
+    pub fn one_word_blocks(&self) -> bool {
+        self.ppb.is_power_of_two() && self.ppb <= 64
+    }
+
+    /// The bitmap word holding `block`'s bits and their shift in it.
+    #[inline]
+    fn block_word(&self, block: u32) -> (usize, u32) {
+        // The callers choose these forms once per run ([`Self::one_word_blocks`]).
+        debug_assert!(self.one_word_blocks(), "NAND: blocks of {} pages span bitmap words", self.ppb);
+        let first = self.first_page(block);
+        ((first >> 6) as usize, first & 63)
+    }
+
+    /// The validity bits of `block` (bit `i` = offset `i`): [`Self::valid_words`] of
+    /// `0..pages per block` as one word ([`Self::one_word_blocks`] geometries only).
+    #[inline]
+    pub fn block_bits(&self, block: u32) -> u64 {
+        let (w, s) = self.block_word(block);
+        (self.valid_bits[w] >> s) & (u64::MAX >> (64 - self.ppb))
+    }
+
+    /// Take the valid pages of `block` at the offsets set in `mask` (bit `i` = offset
+    /// `i`): return their bits and invalidate them, as [`Self::take_words`] with one
+    /// word; `moved` (pages moved from elsewhere to these offsets) must share no bit
+    /// with them ([`Self::one_word_blocks`] geometries only).
+    #[inline]
+    pub fn take_bits(&mut self, block: u32, mask: u64, moved: u64) -> u64 {
+        let (w, s) = self.block_word(block);
+        let v = (self.valid_bits[w] >> s) & mask & (u64::MAX >> (64 - self.ppb));
+        assert!(v & moved == 0, "NAND: a page of block {block} is valid and moved from elsewhere");
+        self.valid_bits[w] &= !(v << s);
+        self.valid[block as usize] -= v.count_ones();
+        v
+    }
+
+    /// Program the pages of `block` at the offsets set in `bits` (bit `i` = offset `i`;
+    /// the first at or beyond the write pointer), leaving those between them skipped:
+    /// [`Self::program_words`] with `lo = 0` and one word ([`Self::one_word_blocks`]
+    /// geometries only). Returns the pages programmed.
+    #[inline]
+    pub fn program_bits(&mut self, block: u32, bits: u64, cause: Cause) -> u32 {
+        if bits == 0 {
+            return 0;
+        }
+        let (w, s) = self.block_word(block);
+        let (first_off, last_off) = (bits.trailing_zeros(), 63 - bits.leading_zeros());
+        let b = block as usize;
+        assert!(
+            first_off >= self.write_ptr[b] && last_off < self.ppb,
+            "NAND: program of offsets {first_off}..={last_off} into block {block} at page {}",
+            self.write_ptr[b]
+        );
+        let n = bits.count_ones();
+        self.valid_bits[w] |= bits << s;
         self.write_ptr[b] = last_off + 1;
         self.valid[b] += n;
         self.counters.add(OpKind::Program, cause, n as u64);

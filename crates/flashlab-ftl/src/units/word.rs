@@ -1,0 +1,133 @@
+//! Merges of one-word units (issue 22 target 5): when a unit is one block (S = 1) whose
+//! pages fit in one bitmap word (pages per block a power of two ≤ 64,
+//! [`flashlab_nand::Nand::one_word_blocks`]), a merge's whole range of offsets is one
+//! `u64`: the data unit's valid pages are taken as one word, the log pages with stored
+//! locations set their bits in it, and the destination is programmed from it. Position
+//! `k` is page offset `k`, so no member loop, no division by S and no scratch word list.
+//! [`Units::copy_range`] chooses this path by a flag set once per run
+//! ([`Units::new`]); it leaves exactly the state, counters and op log of the general
+//! bulk path (`units/bulk.rs`), which leaves those of [`Units::copy`] page by page
+//! (`tests/ftl/mapping.rs`, `bulk_copies_equal_per_page_copies`, covers both paths).
+
+use super::{Stored, Units, HOME, NONE};
+use crate::ftl::NO_PAGE;
+use flashlab_nand::{Cause, OpKind};
+
+/// Bits `from..to` of a word.
+#[inline]
+fn range_mask(from: u32, to: u32) -> u64 {
+    if to <= from {
+        0
+    } else {
+        (u64::MAX >> (64 - (to - from))) << from
+    }
+}
+
+impl Units {
+    /// [`Units::copy_range`] of a one-word unit (see the top): the same result.
+    pub(super) fn copy_range_word(
+        &mut self,
+        lbn: u32,
+        unit: u32,
+        (from, to): (u32, u32),
+        cause: Cause,
+        stored: Stored,
+    ) -> u64 {
+        let base = lbn as u64 * self.upp as u64;
+        let data = self.data[lbn as usize];
+        let dst = self.block(unit, 0);
+        let src = if data == NONE || data == unit { u32::MAX } else { self.block(data, 0) };
+        let (first, src_first) = (dst * self.ppb, src.wrapping_mul(self.ppb));
+        let at = (first, src);
+        if src != u32::MAX && self.s.track_content {
+            let (a, b) = ((src_first + from) as usize, (src_first + to) as usize);
+            self.tags.copy_within(a..b, (first + from) as usize);
+        }
+        self.logged.clear();
+        let mut moved = 0u64;
+        match stored {
+            Stored::In(NONE) => {}
+            Stored::In(log) => {
+                // The log's valid pages are the stored entries (`Stored::In`).
+                let lb = self.block(log, 0);
+                let mut v = self.nand.block_bits(lb);
+                while v != 0 {
+                    let page = lb * self.ppb + v.trailing_zeros();
+                    v &= v - 1;
+                    let k = (self.p2l[page as usize] as u64).wrapping_sub(base);
+                    debug_assert!(k < self.upp as u64, "log page {page} of another logical unit");
+                    debug_assert_eq!(self.l2p[(base + k) as usize], page, "a stored location");
+                    if (from as u64..to as u64).contains(&k) {
+                        moved |= self.take_stored_word(base, k as u32, page, at);
+                    }
+                }
+            }
+            Stored::Scan => {
+                let mut found = std::mem::take(&mut self.found);
+                self.find_stored(base, from, to, &mut found);
+                for &(k, e) in &found {
+                    moved |= self.take_stored_word(base, k, e, at);
+                }
+                self.found = found;
+            }
+        }
+        let mut bits = moved;
+        if src != u32::MAX {
+            bits |= self.nand.take_bits(src, range_mask(from, to), moved);
+        }
+        let n = self.nand.program_bits(dst, bits, cause) as u64;
+        if bits != 0 {
+            self.fill[unit as usize] = 64 - bits.leading_zeros();
+        }
+        self.nand.count(OpKind::Read, cause, n);
+        if self.record_ops {
+            let mut logged = std::mem::take(&mut self.logged);
+            self.log_word_moves(bits, (first, src_first), &mut logged, cause);
+            self.logged = logged;
+        }
+        n
+    }
+
+    /// The stored entry `e` of position `k` (see `take_stored` in `units/bulk.rs`): a
+    /// page in the data unit (at `src_first + k`) is home and taken with the data unit's
+    /// word; one elsewhere (a log block) is invalidated and listed in `self.logged`
+    /// (for the op log), and its bit is returned. The map entry becomes [`HOME`].
+    #[inline]
+    fn take_stored_word(&mut self, base: u64, k: u32, e: u32, (first, src): (u32, u32)) -> u64 {
+        self.l2p[(base + k as u64) as usize] = HOME;
+        if src != u32::MAX && e.wrapping_sub(src * self.ppb) < self.ppb {
+            debug_assert_eq!(e - src * self.ppb, k, "a data unit's page at its own offset");
+            return 0;
+        }
+        self.nand.invalidate(e);
+        self.p2l[e as usize] = NO_PAGE;
+        if self.record_ops {
+            self.logged.push((k, e));
+        }
+        if self.s.track_content {
+            self.tags[(first + k) as usize] = self.tags[e as usize];
+        }
+        1u64 << k
+    }
+
+    /// The op log of [`Self::copy_range_word`]: per position in order, the read of the
+    /// old copy (a logged log page, else the data unit's page) and the program.
+    fn log_word_moves(&mut self, bits: u64, (first, src_first): (u32, u32), logged: &mut [(u32, u32)], cause: Cause) {
+        logged.sort_unstable_by_key(|&(k, _)| k);
+        let mut l = logged.iter().peekable();
+        let mut v = bits;
+        while v != 0 {
+            let k = v.trailing_zeros();
+            v &= v - 1;
+            let old = match l.peek() {
+                Some(&&(lk, old)) if lk == k => {
+                    l.next();
+                    old
+                }
+                _ => src_first + k,
+            };
+            self.log(OpKind::Read, cause, old);
+            self.log(OpKind::Program, cause, first + k);
+        }
+    }
+}
