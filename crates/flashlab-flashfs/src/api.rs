@@ -231,14 +231,21 @@ impl Fs {
         let inum = self.fd_inum(fd)?;
         let size = self.inode(inum)?.size;
         let end = (offset + len as u64).min(size);
-        let mut out = Vec::with_capacity(end.saturating_sub(offset) as usize);
+        let mut out = Vec::with_capacity(end.saturating_sub(offset) as usize + BLOCK as usize);
         let mut pos = offset;
         while pos < end {
             let b = (pos / BLOCK) as u32;
-            let block = self.read_block(inum, b, size)?;
             let s = (pos % BLOCK) as usize;
             let e = ((end - b as u64 * BLOCK).min(BLOCK)) as usize;
-            out.extend_from_slice(&block[s..e]);
+            // The whole block goes to the end of `out`, then its part before
+            // the read is moved out of the way (none for aligned reads).
+            let at = out.len();
+            out.resize(at + BLOCK as usize, 0);
+            self.read_block_into(inum, b, size, &mut out[at..])?;
+            if s > 0 {
+                out.copy_within(at + s..at + e, at);
+            }
+            out.truncate(at + e - s);
             pos = b as u64 * BLOCK + e as u64;
         }
         Ok(out)
@@ -247,10 +254,17 @@ impl Fs {
     /// One 4 KiB block, zero-filled past its data and past `size`.
     fn read_block(&mut self, inum: u32, b: u32, size: u64) -> FsResult<Vec<u8>> {
         let mut block = vec![0u8; BLOCK as usize];
-        self.read_old_block(inum, b, &mut block)?;
+        self.read_block_into(inum, b, size, &mut block)?;
+        Ok(block)
+    }
+
+    /// One 4 KiB block into `block` (zeroed by the caller), zero-filled past
+    /// its data and past `size`.
+    fn read_block_into(&mut self, inum: u32, b: u32, size: u64, block: &mut [u8]) -> FsResult<()> {
+        self.read_old_block(inum, b, block)?;
         let valid = size.saturating_sub(b as u64 * BLOCK).min(BLOCK) as usize;
         block[valid..].fill(0);
-        Ok(block)
+        Ok(())
     }
 
     /// Reads and checks block `b`'s data node, if it has one, as `read_node`
