@@ -240,8 +240,7 @@ impl Fs {
             // The whole block goes to the end of `out`, then its part before
             // the read is moved out of the way (none for aligned reads).
             let at = out.len();
-            out.resize(at + BLOCK as usize, 0);
-            self.read_block_into(inum, b, size, &mut out[at..])?;
+            self.append_block(inum, b, size, &mut out)?;
             if s > 0 {
                 out.copy_within(at + s..at + e, at);
             }
@@ -253,24 +252,26 @@ impl Fs {
 
     /// One 4 KiB block, zero-filled past its data and past `size`.
     fn read_block(&mut self, inum: u32, b: u32, size: u64) -> FsResult<Vec<u8>> {
-        let mut block = vec![0u8; BLOCK as usize];
-        self.read_block_into(inum, b, size, &mut block)?;
+        let mut block = Vec::with_capacity(BLOCK as usize);
+        self.append_block(inum, b, size, &mut block)?;
         Ok(block)
     }
 
-    /// One 4 KiB block into `block` (zeroed by the caller), zero-filled past
-    /// its data and past `size`.
-    fn read_block_into(&mut self, inum: u32, b: u32, size: u64, block: &mut [u8]) -> FsResult<()> {
-        self.read_old_block(inum, b, block)?;
+    /// Appends block `b` (4 KiB, zero-filled past its data and past `size`)
+    /// to `out`: the data node's bytes are copied once, from the node read.
+    fn append_block(&mut self, inum: u32, b: u32, size: u64, out: &mut Vec<u8>) -> FsResult<()> {
+        let at = out.len();
+        self.read_old_block(inum, b, out)?;
+        out.resize(at + BLOCK as usize, 0);
         let valid = size.saturating_sub(b as u64 * BLOCK).min(BLOCK) as usize;
-        block[valid..].fill(0);
+        out[at + valid..].fill(0);
         Ok(())
     }
 
     /// Reads and checks block `b`'s data node, if it has one, as `read_node`
-    /// would (flash read, header and CRC, payload decompressed), and copies
-    /// its bytes into `out`.
-    fn read_old_block(&mut self, inum: u32, b: u32, out: &mut [u8]) -> FsResult<()> {
+    /// would (flash read, header and CRC, payload decompressed), and appends
+    /// its bytes (at most a block) to `out`.
+    fn read_old_block(&mut self, inum: u32, b: u32, out: &mut Vec<u8>) -> FsResult<()> {
         let Some(loc) = self.idx_lookup(&Key::data(inum, b)) else { return Ok(()) };
         let mut buf = std::mem::take(&mut self.node_buf);
         buf.resize(loc.len as usize, 0);
@@ -283,14 +284,16 @@ impl Fs {
 
     /// `read_node`'s checks of the data node `bytes` read from `loc` (header,
     /// CRC, payload decompressed), with the payload read in place rather than
-    /// copied; its bytes go into `out`.
-    fn check_data_node(inum: u32, b: u32, loc: Loc, bytes: &[u8], out: &mut [u8]) -> FsResult<()> {
+    /// copied; its bytes (at most a block) are appended to `out`.
+    fn check_data_node(inum: u32, b: u32, loc: Loc, bytes: &[u8], out: &mut Vec<u8>) -> FsResult<()> {
         let d = match crate::codec::parse_data_ref(bytes) {
             Some((h, d)) if h.len == loc.len => d,
             _ => return Err(not_a_data_node(bytes, loc)),
         };
         if d.compr & COMPR_ELIDED != 0 {
-            elided_filler(inum, b, &mut out[..(d.size as usize).min(BLOCK as usize)]);
+            let at = out.len();
+            out.resize(at + (d.size as usize).min(BLOCK as usize), 0);
+            elided_filler(inum, b, &mut out[at..]);
             return Ok(());
         }
         let c = Compression::from_code(d.compr).ok_or(FsError::Corrupt("compression".into()))?;
@@ -300,8 +303,7 @@ impl Fs {
             Compression::None => return Err(bad()),
             _ => &decompress(c, d.payload, d.size as usize).ok_or_else(bad)?[..],
         };
-        let n = data.len().min(BLOCK as usize);
-        out[..n].copy_from_slice(&data[..n]);
+        out.extend_from_slice(&data[..data.len().min(BLOCK as usize)]);
         Ok(())
     }
 
