@@ -14,12 +14,19 @@
 //! the store mostly holds already is kept as pieces referring to them
 //! (`dedup.rs`); a slab page then has several users and is given back when
 //! the last one lets it go, and a slot that changes a shared page first takes
-//! a copy of its own. Pieces are made only while the store's high-water mark
-//! of held pages grows, i.e. where a store without them would take a page of
-//! memory the process has never touched (the kernel zeroing it is what they
-//! save); where it would reuse a page given back, a dense page is cheaper
-//! than the search (a device overwritten in a loop, such as `flashfs-overwrite`,
-//! searches only while it first fills).
+//! a copy of its own. Pieces are made only where a dense page would be memory
+//! the process has never touched (no slab page waits for reuse; the kernel
+//! zeroing it is what they save): always while the store's high-water mark of
+//! held pages grows, and elsewhere within a budget of one search per page
+//! slot; where a page given back could be reused, a dense page is cheaper than
+//! the search (a device overwritten in a loop, such as `flashfs-overwrite`,
+//! searches only while it first fills and for at most one device's worth of
+//! pages after).
+//!
+//! A short program (at most half a page) into an erased page, such as a UBI
+//! erase-counter or volume header, is kept as its bytes alone (a window);
+//! the rest of the page reads as 0xFF, and a later program into the page
+//! makes it dense.
 
 use crate::dedup::{self, Dict, Ref};
 use crate::slab::Slab;
