@@ -231,14 +231,20 @@ impl Fs {
         let inum = self.fd_inum(fd)?;
         let size = self.inode(inum)?.size;
         let end = (offset + len as u64).min(size);
-        let mut out = Vec::with_capacity(end.saturating_sub(offset) as usize);
+        let mut out = Vec::with_capacity(end.saturating_sub(offset) as usize + BLOCK as usize);
         let mut pos = offset;
         while pos < end {
             let b = (pos / BLOCK) as u32;
-            let block = self.read_block(inum, b, size)?;
             let s = (pos % BLOCK) as usize;
             let e = ((end - b as u64 * BLOCK).min(BLOCK)) as usize;
-            out.extend_from_slice(&block[s..e]);
+            // The whole block goes to the end of `out`, then its part before
+            // the read is moved out of the way (none for aligned reads).
+            let at = out.len();
+            self.append_block(inum, b, size, &mut out)?;
+            if s > 0 {
+                out.copy_within(at + s..at + e, at);
+            }
+            out.truncate(at + e - s);
             pos = b as u64 * BLOCK + e as u64;
         }
         Ok(out)
@@ -246,17 +252,26 @@ impl Fs {
 
     /// One 4 KiB block, zero-filled past its data and past `size`.
     fn read_block(&mut self, inum: u32, b: u32, size: u64) -> FsResult<Vec<u8>> {
-        let mut block = vec![0u8; BLOCK as usize];
-        self.read_old_block(inum, b, &mut block)?;
-        let valid = size.saturating_sub(b as u64 * BLOCK).min(BLOCK) as usize;
-        block[valid..].fill(0);
+        let mut block = Vec::with_capacity(BLOCK as usize);
+        self.append_block(inum, b, size, &mut block)?;
         Ok(block)
     }
 
+    /// Appends block `b` (4 KiB, zero-filled past its data and past `size`)
+    /// to `out`: the data node's bytes are copied once, from the node read.
+    fn append_block(&mut self, inum: u32, b: u32, size: u64, out: &mut Vec<u8>) -> FsResult<()> {
+        let at = out.len();
+        self.read_old_block(inum, b, out)?;
+        out.resize(at + BLOCK as usize, 0);
+        let valid = size.saturating_sub(b as u64 * BLOCK).min(BLOCK) as usize;
+        out[at + valid..].fill(0);
+        Ok(())
+    }
+
     /// Reads and checks block `b`'s data node, if it has one, as `read_node`
-    /// would (flash read, header and CRC, payload decompressed), and copies
-    /// its bytes into `out`.
-    fn read_old_block(&mut self, inum: u32, b: u32, out: &mut [u8]) -> FsResult<()> {
+    /// would (flash read, header and CRC, payload decompressed), and appends
+    /// its bytes (at most a block) to `out`.
+    fn read_old_block(&mut self, inum: u32, b: u32, out: &mut Vec<u8>) -> FsResult<()> {
         let Some(loc) = self.idx_lookup(&Key::data(inum, b)) else { return Ok(()) };
         let mut buf = std::mem::take(&mut self.node_buf);
         buf.resize(loc.len as usize, 0);
@@ -269,14 +284,16 @@ impl Fs {
 
     /// `read_node`'s checks of the data node `bytes` read from `loc` (header,
     /// CRC, payload decompressed), with the payload read in place rather than
-    /// copied; its bytes go into `out`.
-    fn check_data_node(inum: u32, b: u32, loc: Loc, bytes: &[u8], out: &mut [u8]) -> FsResult<()> {
+    /// copied; its bytes (at most a block) are appended to `out`.
+    fn check_data_node(inum: u32, b: u32, loc: Loc, bytes: &[u8], out: &mut Vec<u8>) -> FsResult<()> {
         let d = match crate::codec::parse_data_ref(bytes) {
             Some((h, d)) if h.len == loc.len => d,
             _ => return Err(not_a_data_node(bytes, loc)),
         };
         if d.compr & COMPR_ELIDED != 0 {
-            elided_filler(inum, b, &mut out[..(d.size as usize).min(BLOCK as usize)]);
+            let at = out.len();
+            out.resize(at + (d.size as usize).min(BLOCK as usize), 0);
+            elided_filler(inum, b, &mut out[at..]);
             return Ok(());
         }
         let c = Compression::from_code(d.compr).ok_or(FsError::Corrupt("compression".into()))?;
@@ -286,8 +303,7 @@ impl Fs {
             Compression::None => return Err(bad()),
             _ => &decompress(c, d.payload, d.size as usize).ok_or_else(bad)?[..],
         };
-        let n = data.len().min(BLOCK as usize);
-        out[..n].copy_from_slice(&data[..n]);
+        out.extend_from_slice(&data[..data.len().min(BLOCK as usize)]);
         Ok(())
     }
 

@@ -18,6 +18,7 @@ mod block2mtd;
 mod dedup;
 mod error;
 mod nand;
+mod oob;
 mod settings;
 mod slab;
 mod state;

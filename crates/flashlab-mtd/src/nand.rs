@@ -2,6 +2,7 @@
 //! erase counts, seeded faults and power cuts.
 
 use crate::block2mtd::Block2Mtd;
+use crate::oob::Oob;
 use crate::store::BlockStore;
 use crate::{Block2MtdSettings, Cause, MtdError, MtdStats, NandSettings, SettingsError};
 use flashlab_sim::{SimError, Ssd};
@@ -64,7 +65,7 @@ fn programmed_runs<E>(
 pub struct Nand {
     cfg: NandSettings,
     data: BlockStore,
-    oob: Vec<u8>,
+    oob: Oob,
     programmed: Vec<u16>,
     erase_counts: Vec<u32>,
     worn: Vec<bool>,
@@ -82,7 +83,7 @@ impl Nand {
         let pages = (cfg.blocks * cfg.pages_per_block) as usize;
         let mut nand = Nand {
             data: BlockStore::new(cfg.blocks, cfg.pages_per_block, cfg.page_bytes),
-            oob: vec![0xFF; pages * cfg.oob_bytes as usize],
+            oob: Oob::new(cfg.blocks as usize, (cfg.pages_per_block * cfg.oob_bytes) as usize),
             programmed: vec![0; pages],
             erase_counts: vec![0; cfg.blocks as usize],
             worn: vec![false; cfg.blocks as usize],
@@ -122,9 +123,9 @@ impl Nand {
         let mut placed = 0;
         while placed < self.cfg.faults.factory_bad_blocks {
             let b = self.rng.gen_range(1..self.cfg.blocks);
-            if self.oob[self.oob_index(b, 0)] == 0xFF {
+            if self.oob.get(self.oob_index(b, 0)) == 0xFF {
                 let i = self.oob_index(b, 0);
-                self.oob[i] = 0;
+                self.oob.set(i, 0);
                 self.worn[b as usize] = true;
                 placed += 1;
             }
@@ -182,8 +183,8 @@ impl Nand {
         self.programmed[page]
     }
 
-    pub(crate) fn oob_bytes_all(&self) -> &[u8] {
-        &self.oob
+    pub(crate) fn oob_bytes_all(&self) -> Vec<u8> {
+        self.oob.bytes()
     }
 
     pub(crate) fn page_held(&self, page: usize) -> bool {
@@ -199,7 +200,8 @@ impl Nand {
     pub(crate) fn restore_tables(&mut self, erase: Vec<u32>, worn: Vec<bool>, masks: Vec<u16>, oob: Vec<u8>) {
         assert!(erase.len() == self.erase_counts.len() && masks.len() == self.programmed.len());
         assert!(oob.len() == self.oob.len() && worn.len() == self.worn.len());
-        (self.erase_counts, self.worn, self.programmed, self.oob) = (erase, worn, masks, oob);
+        (self.erase_counts, self.worn, self.programmed) = (erase, worn, masks);
+        self.oob.restore(&oob);
     }
 
     pub(crate) fn restore_page(&mut self, page: usize, bytes: &[u8]) {
@@ -470,8 +472,7 @@ impl Nand {
     fn fill_erased(&mut self, block: u32) {
         self.data.erase(block);
         let ppb = self.cfg.pages_per_block;
-        let o = self.oob_index(block, 0);
-        self.oob[o..o + (ppb * self.cfg.oob_bytes) as usize].fill(0xFF);
+        self.oob.erase_block(block as usize);
         let p = self.page_index(block, 0);
         self.programmed[p..p + ppb as usize].fill(0);
     }
@@ -523,7 +524,7 @@ impl Nand {
         }
         self.stats.pages_read.add(cause, 1);
         let o = self.oob_index(block, page);
-        buf.copy_from_slice(&self.oob[o..o + buf.len()]);
+        self.oob.read(o, buf);
         Ok(())
     }
 
@@ -546,7 +547,7 @@ impl Nand {
         let o = self.oob_index(block, page);
         for (k, s) in src.iter().enumerate() {
             let v = if cut { self.rng.gen::<u8>() } else { *s };
-            self.oob[o + k] &= v;
+            self.oob.and(o + k, v);
         }
         if cut {
             return Err(MtdError::PowerCut);
@@ -555,7 +556,7 @@ impl Nand {
     }
 
     fn is_marked_bad(&self, block: u32) -> bool {
-        self.oob[self.oob_index(block, 0)] != 0xFF
+        self.oob.get(self.oob_index(block, 0)) != 0xFF
     }
 
     /// block2mtd has no OOB area (`mtd->oobsize` 0).
@@ -585,7 +586,7 @@ impl Nand {
             return Err(MtdError::PowerCut);
         }
         let o = self.oob_index(block, 0);
-        self.oob[o] = 0;
+        self.oob.set(o, 0);
         self.worn[block as usize] = true;
         Ok(())
     }

@@ -48,7 +48,7 @@ impl Nand {
         for p in 0..pages {
             b.extend_from_slice(&self.programmed_mask(p).to_le_bytes());
         }
-        b.extend_from_slice(self.oob_bytes_all());
+        b.extend_from_slice(&self.oob_bytes_all());
         let held: Vec<usize> = (0..pages).filter(|&p| self.page_held(p)).collect();
         b.extend_from_slice(&(held.len() as u64).to_le_bytes());
         let mut page = vec![0u8; cfg.page_bytes as usize];

@@ -14,12 +14,19 @@
 //! the store mostly holds already is kept as pieces referring to them
 //! (`dedup.rs`); a slab page then has several users and is given back when
 //! the last one lets it go, and a slot that changes a shared page first takes
-//! a copy of its own. Pieces are made only while the store's high-water mark
-//! of held pages grows, i.e. where a store without them would take a page of
-//! memory the process has never touched (the kernel zeroing it is what they
-//! save); where it would reuse a page given back, a dense page is cheaper
-//! than the search (a device overwritten in a loop, such as `flashfs-overwrite`,
-//! searches only while it first fills).
+//! a copy of its own. Pieces are made only where a dense page would be memory
+//! the process has never touched (no slab page waits for reuse; the kernel
+//! zeroing it is what they save): always while the store's high-water mark of
+//! held pages grows, and elsewhere within a budget of one search per page
+//! slot; where a page given back could be reused, a dense page is cheaper than
+//! the search (a device overwritten in a loop, such as `flashfs-overwrite`,
+//! searches only while it first fills and for at most one device's worth of
+//! pages after).
+//!
+//! A short program (at most half a page) into an erased page, such as a UBI
+//! erase-counter or volume header, is kept as its bytes alone (a window);
+//! the rest of the page reads as 0xFF, and a later program into the page
+//! makes it dense.
 
 use crate::dedup::{self, Dict, Ref};
 use crate::slab::Slab;
@@ -38,6 +45,9 @@ enum Slot {
     Sparse(Box<[u8]>),
     /// Runs of other slab pages and literal runs (see `dedup.rs`).
     Pieces(Box<[u8]>),
+    /// One short program into an erased page (a UBI header): its offset
+    /// (`u32` LE) and bytes; every other byte reads as 0xFF.
+    Window(Box<[u8]>),
 }
 
 #[derive(Clone)]
@@ -46,7 +56,7 @@ pub(crate) struct BlockStore {
     pages_per_block: usize,
     /// One slot per page.
     slots: Vec<Slot>,
-    /// Bytes of the sparse pages.
+    /// Bytes of the sparse and window pages.
     sparse_bytes: usize,
     /// The dense pages' bytes.
     slab: Slab,
@@ -62,6 +72,8 @@ pub(crate) struct BlockStore {
     held: usize,
     /// The most `held` has been: the pages such a store would have made.
     high: usize,
+    /// Repeats looked for so far (`Dict::find` calls).
+    finds: usize,
     /// Look for repeats on every whole-page program into an erased slot, not
     /// only into never-touched memory (tests: pieces, shared pages and their
     /// copies on write all through a run).
@@ -182,6 +194,25 @@ fn encode_sparse(page: &[u8]) -> Option<Box<[u8]>> {
     Some(out.into_boxed_slice())
 }
 
+/// A window page: `src` at byte `off`, 0xFF elsewhere.
+fn encode_window(off: usize, src: &[u8]) -> Box<[u8]> {
+    let mut enc = Vec::with_capacity(4 + src.len());
+    enc.extend_from_slice(&(off as u32).to_le_bytes());
+    enc.extend_from_slice(src);
+    enc.into_boxed_slice()
+}
+
+/// Copies bytes `off .. off + out.len()` of a window page into `out`.
+fn read_window(enc: &[u8], off: usize, out: &mut [u8]) {
+    out.fill(0xFF);
+    let from = u32::from_le_bytes(enc[..4].try_into().expect("4 bytes")) as usize;
+    let bytes = &enc[4..];
+    let (a, b) = (from.max(off), (from + bytes.len()).min(off + out.len()));
+    if a < b {
+        out[a - off..b - off].copy_from_slice(&bytes[a - from..b - from]);
+    }
+}
+
 /// Copies bytes `off .. off + out.len()` of a sparse page into `out`.
 fn read_sparse(enc: &[u8], off: usize, out: &mut [u8]) {
     out.fill(0);
@@ -212,6 +243,7 @@ impl BlockStore {
             dict: Dict::new(pages, page_bytes as usize),
             held: 0,
             high: 0,
+            finds: 0,
             search_always: false,
             hint: None,
             refs: Vec::new(),
@@ -255,6 +287,7 @@ impl BlockStore {
                 Slot::Sparse(enc) => read_sparse(enc, off, part),
                 &Slot::Dense(p) => part.copy_from_slice(&self.slab.page(p)[off..off + n]),
                 Slot::Pieces(enc) => dedup::read(enc, &self.slab, off, part),
+                Slot::Window(enc) => read_window(enc, off, part),
                 Slot::Erased => part.fill(0xFF),
             }
             done += n;
@@ -287,7 +320,7 @@ impl BlockStore {
     /// Puts `new` into `slot`; the slab pages the old contents used are let go.
     fn set_slot(&mut self, slot: usize, new: Slot) {
         match &new {
-            Slot::Sparse(enc) => self.sparse_bytes += enc.len(),
+            Slot::Sparse(enc) | Slot::Window(enc) => self.sparse_bytes += enc.len(),
             Slot::Pieces(enc) => {
                 self.pieces_bytes += enc.len();
                 self.held += 1;
@@ -300,7 +333,7 @@ impl BlockStore {
                 self.held -= 1;
                 self.release(p);
             }
-            Slot::Sparse(enc) => self.sparse_bytes -= enc.len(),
+            Slot::Sparse(enc) | Slot::Window(enc) => self.sparse_bytes -= enc.len(),
             Slot::Pieces(enc) => {
                 self.held -= 1;
                 self.pieces_bytes -= enc.len();
@@ -335,6 +368,7 @@ impl BlockStore {
                 self.slab.page_mut(p).copy_from_slice(&page);
             }
             &Slot::Dense(from) => self.slab.copy(from, p),
+            Slot::Window(enc) => read_window(enc, 0, self.slab.page_mut(p)),
             Slot::Erased => self.slab.page_mut(p).fill(0xFF),
         }
         self.set_slot(slot, Slot::Dense(p));
@@ -344,8 +378,11 @@ impl BlockStore {
     /// Programs whole page `slot`, erased, with `src` as pieces if the store
     /// holds most of its bytes already; false if it does not.
     fn program_pieces(&mut self, slot: usize, src: &[u8]) -> bool {
-        if !src.len().is_multiple_of(8) || !self.dict.find(src, &self.slab, &self.uses, &mut self.hint, &mut self.refs)
-        {
+        if !src.len().is_multiple_of(8) {
+            return false;
+        }
+        self.finds += 1;
+        if !self.dict.find(src, &self.slab, &self.uses, &mut self.hint, &mut self.refs) {
             return false;
         }
         let enc = dedup::encode(src, &self.refs);
@@ -363,9 +400,11 @@ impl BlockStore {
     pub fn program(&mut self, block: u32, pos: u32, src: &[u8]) {
         let (slot, off) = self.locate(block, pos);
         if matches!(self.slots[slot], Slot::Erased) && off + src.len() <= self.page_bytes {
-            // A store without pieces would take never-touched memory here, and
-            // so would this one.
-            let fresh = (self.held == self.high && !self.slab.has_free()) || self.search_always;
+            if src.len() * 2 <= self.page_bytes {
+                self.set_slot(slot, Slot::Window(encode_window(off, src)));
+                return;
+            }
+            let fresh = self.takes_fresh_memory() || self.search_always;
             if fresh && src.len() == self.page_bytes && self.program_pieces(slot, src) {
                 return;
             }
@@ -384,6 +423,17 @@ impl BlockStore {
             }
         }
         self.compact(block, pos);
+    }
+
+    /// Whether a dense page taken now would be memory the process has never
+    /// touched (no slab page waits for reuse), and a search for repeats is
+    /// due there: always where a store without pieces would grow too (`held`
+    /// at its high-water mark), and elsewhere (pieces pages erased give no
+    /// slab page back) within a budget of one search per page slot over the
+    /// store's life, so that a device overwritten in a loop stops searching
+    /// once it has paid for about one device's worth of them.
+    fn takes_fresh_memory(&self) -> bool {
+        !self.slab.has_free() && (self.held == self.high || self.finds < self.slots.len())
     }
 
     /// Keeps the page holding byte `pos` of `block` sparse if its zero runs
@@ -499,6 +549,37 @@ mod tests {
         s.erase(1);
         s.erase(2);
         assert_eq!(s.allocated_bytes() - s.pooled_bytes() - s.uses.len() * 4, base);
+    }
+
+    #[test]
+    fn short_programs_into_erased_pages_hold_only_their_bytes() {
+        const PB: usize = 2048;
+        let mut s = BlockStore::new(2, 4, PB as u32);
+        let hdr: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(37) ^ 0x5A).collect();
+        s.program(0, 0, &hdr);
+        s.program(0, PB as u32 + 100, &hdr);
+        assert!(matches!(s.slots[0], Slot::Window(_)) && matches!(s.slots[1], Slot::Window(_)));
+        assert_eq!((s.slab.made_bytes(), s.held), (0, 0), "no slab page, not held");
+        let mut page = vec![0xFFu8; 2 * PB];
+        page[..64].copy_from_slice(&hdr);
+        page[PB + 100..PB + 164].copy_from_slice(&hdr);
+        let mut back = vec![0u8; 2 * PB];
+        s.read(0, 0, &mut back);
+        assert_eq!(back, page);
+        let (mut scratch, mut part) = (Vec::new(), vec![0u8; 70]);
+        part.copy_from_slice(s.part(0, PB as u32 + 98, 70, &mut scratch));
+        assert_eq!(&part[..], &page[PB + 98..PB + 168]);
+        // A second program into the page ANDs into its bytes (it goes dense).
+        s.program(0, 32, &[0x0F; 64]);
+        for b in &mut page[32..96] {
+            *b &= 0x0F;
+        }
+        s.read(0, 0, &mut back);
+        assert_eq!(back, page);
+        assert!(matches!(s.slots[0], Slot::Dense(_)));
+        s.erase(0);
+        assert_eq!((s.sparse_bytes, s.held), (0, 0));
+        assert!(s.all_erased(0, 0, 2 * PB));
     }
 
     #[test]
