@@ -346,6 +346,46 @@ impl Calendar {
         }
     }
 
+    /// [`Calendar::prune`] to `floor`, then [`Calendar::book`] a fixed transfer (a
+    /// `fifo` host or single transfer): one choice of the code for both.
+    #[inline(always)]
+    pub fn prune_book(&mut self, floor: u64, ready: u64, len: u64, who: usize) -> u64 {
+        match self.has_periodic() {
+            false => {
+                self.prune_in::<false>(floor);
+                self.book_in::<false>(ready, len, 0, who)
+            }
+            true => self.prune_book_periodic(floor, ready, len, who),
+        }
+    }
+
+    /// [`Calendar::prune_book`] with periodic nodes, out of line.
+    #[inline(never)]
+    fn prune_book_periodic(&mut self, floor: u64, ready: u64, len: u64, who: usize) -> u64 {
+        self.prune_in::<true>(floor);
+        self.book_in::<true>(ready, len, 0, who)
+    }
+
+    /// [`Calendar::prune`] to `floor`, then [`Calendar::book_pair`]: one choice of the
+    /// code for both.
+    #[inline(always)]
+    pub fn prune_book_pair(&mut self, floor: u64, ready: u64, len: u64, who: usize) -> (u64, u64) {
+        match self.has_periodic() {
+            false => {
+                self.prune_in::<false>(floor);
+                self.book_pair_in::<false>(ready, len, who)
+            }
+            true => self.prune_book_pair_periodic(floor, ready, len, who),
+        }
+    }
+
+    /// [`Calendar::prune_book_pair`] with periodic nodes, out of line.
+    #[inline(never)]
+    fn prune_book_pair_periodic(&mut self, floor: u64, ready: u64, len: u64, who: usize) -> (u64, u64) {
+        self.prune_in::<true>(floor);
+        self.book_pair_in::<true>(ready, len, who)
+    }
+
     /// [`Calendar::book`] with periodic nodes, out of line (as [`Calendar::prune_periodic`]).
     #[inline(never)]
     fn book_periodic(&mut self, ready: u64, len: u64, owner: u32, who: usize) -> u64 {
@@ -365,6 +405,8 @@ impl Calendar {
     /// or after `ready`, the second in the earliest at or after the first ends (a GC
     /// migration's read out and program in). Returns both starts. The same as two
     /// [`Calendar::book`] calls, in one search when the second fits right behind.
+    /// (Tests only: the timeline prunes first, [`Calendar::prune_book_pair`].)
+    #[cfg(test)]
     #[inline(always)]
     pub fn book_pair(&mut self, ready: u64, len: u64, who: usize) -> (u64, u64) {
         match self.has_periodic() {
@@ -374,6 +416,7 @@ impl Calendar {
     }
 
     /// [`Calendar::book_pair`] with periodic nodes, out of line (as [`Calendar::prune_periodic`]).
+    #[cfg(test)]
     #[inline(never)]
     fn book_pair_periodic(&mut self, ready: u64, len: u64, who: usize) -> (u64, u64) {
         self.book_pair_in::<true>(ready, len, who)

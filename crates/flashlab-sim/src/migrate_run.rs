@@ -38,22 +38,34 @@ impl Timeline {
         // The booking code without the periodic case unless the channel holds a
         // periodic node (`crate::calendar::Calendar::has_periodic`): chosen once per run.
         // Whether to try booking the run in closed form is chosen once per run too
-        // (`Calendar::runs_pay`). Each variant is a function of its own: inlined into
-        // one, both ran slower (register pressure and layout, +15 instructions a pair).
+        // (`Calendar::runs_pay`). The plain variant is inlined here, as the one loop
+        // was before; the others are functions of their own: all inlined into one,
+        // every variant ran slower (register pressure and layout, +15 instructions a pair).
         let cal = &self.cal[self.chan_of(die).0];
         match (cal.has_periodic(), cal.runs_pay()) {
             (false, false) => self.migration_run::<false, false>(ops, die, not_before),
-            (false, true) => self.migration_run::<false, true>(ops, die, not_before),
-            (true, false) => self.migration_run::<true, false>(ops, die, not_before),
-            (true, true) => self.migration_run::<true, true>(ops, die, not_before),
+            (false, true) => self.migration_run_out::<false, true>(ops, die, not_before),
+            (true, false) => self.migration_run_out::<true, false>(ops, die, not_before),
+            (true, true) => self.migration_run_out::<true, true>(ops, die, not_before),
         }
+    }
+
+    /// [`Timeline::migration_run`] out of line.
+    #[inline(never)]
+    fn migration_run_out<const P: bool, const TRY: bool>(
+        &mut self,
+        ops: &[FlashOp],
+        die: usize,
+        not_before: u64,
+    ) -> usize {
+        self.migration_run::<P, TRY>(ops, die, not_before)
     }
 
     /// [`Timeline::book_migration_run`] of the run on `die`; `P`: the channel may hold
     /// periodic nodes (`crate::calendar::Calendar::prune_in`); `TRY`: book the run's
     /// rest as a periodic node where it lands behind everything. A run that books a
     /// periodic node ends right after it.
-    #[inline(never)]
+    #[inline(always)]
     fn migration_run<const P: bool, const TRY: bool>(&mut self, ops: &[FlashOp], die: usize, not_before: u64) -> usize {
         let (ch, who) = self.chan_of(die);
         let ready = not_before.max(self.floor);
