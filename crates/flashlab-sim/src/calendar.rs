@@ -25,6 +25,10 @@ pub(crate) struct Slot {
 
 const NIL: u32 = u32::MAX;
 
+/// A node's `owner` when it stands for a periodic run of slots ([`periodic`]); only in
+/// calendars without displaceable slots, whose owners are otherwise all 0.
+const PERIODIC: u32 = u32::MAX;
+
 /// The per-die cursors are padded to a multiple of this many (with NIL cursors).
 const LANES: usize = 4;
 
@@ -76,7 +80,20 @@ pub(crate) struct Calendar {
     /// cursors to the node it merged into) unless `take_overlapping` moved the cursor,
     /// and in every case bounds the node's start from above.
     cursor_at: Vec<u64>,
+    /// Period and slot length of every periodic node (0 until the first one).
+    period: u64,
+    width: u64,
+    /// Slots booked as periodic runs, and periodic nodes split ([`Calendar::runs_pay`]).
+    run_slots: u64,
+    splits: u64,
+    /// Live periodic nodes. While 0 the booking code without the periodic case runs
+    /// (each entry point below selects it once per call, the run bookers once per run):
+    /// its mere presence in the inlined booking path cost ≈ 9 % on saturated channels
+    /// (docs/performance.md, "s11-timed").
+    periodic_live: u32,
 }
+
+mod periodic;
 
 impl Calendar {
     /// A calendar for `dies` dies; `movable`: displaceable GC slots may be booked.
@@ -90,6 +107,11 @@ impl Calendar {
             pruned_at: 0,
             cursor: vec![NIL; dies.next_multiple_of(LANES)],
             cursor_at: vec![0; dies.next_multiple_of(LANES)],
+            period: 0,
+            width: 0,
+            run_slots: 0,
+            splits: 0,
+            periodic_live: 0,
         }
     }
 
@@ -161,9 +183,34 @@ impl Calendar {
         }
     }
 
+    /// Whether the calendar holds a periodic node: which variant of the booking code
+    /// (`P` below) a caller must use.
+    #[inline(always)]
+    pub fn has_periodic(&self) -> bool {
+        self.periodic_live != 0
+    }
+
     /// Forget slots that end at or before `floor`.
     #[inline]
     pub fn prune(&mut self, floor: u64) {
+        match self.has_periodic() {
+            false => self.prune_in::<false>(floor),
+            true => self.prune_periodic(floor),
+        }
+    }
+
+    /// [`Calendar::prune`] with periodic nodes: out of line, so that the inlined path
+    /// without them is today's code.
+    #[inline(never)]
+    fn prune_periodic(&mut self, floor: u64) {
+        self.prune_in::<true>(floor)
+    }
+
+    /// [`Calendar::prune`]; `P`: the calendar may hold periodic nodes (if false, it
+    /// must not: [`Calendar::has_periodic`]).
+    #[inline(always)]
+    pub fn prune_in<const P: bool>(&mut self, floor: u64) {
+        debug_assert!(P || !self.has_periodic());
         if floor == self.pruned_at {
             return;
         }
@@ -172,15 +219,21 @@ impl Calendar {
             let h = *self.node(self.head);
             let old = self.head;
             (self.head, self.head_start) = (h.next, h.next_start);
+            if P && h.owner == PERIODIC {
+                self.periodic_live -= 1;
+            }
             self.release(old, NIL);
+        }
+        if P && self.head != NIL && self.node(self.head).owner == PERIODIC && self.head_start + self.width <= floor {
+            self.trim_head(floor);
         }
     }
 
-    /// Where a search for die `who` at `t` starts: the node before the first one to
-    /// look at (NIL: none), and the earliest start after it.
+    /// Where a search for die `who` at `t` starts: a node that starts at or before `t`
+    /// (its slots then decide where the search goes on), or NIL (from the head).
     ///
     /// Any live node that starts at or before `t` gives the same search result as the
-    /// head: the walk from the head passes it with the same state (the nodes before it
+    /// head: the walk from the head reaches it with the same state (the nodes before it
     /// end at or before its start, so at or before `t`). The die's cursor is usually the
     /// last such node; when it is not (its die was idle while other dies booked ahead: a
     /// DFTL map read walked hundreds of nodes), under `fifo` the latest of the
@@ -188,11 +241,11 @@ impl Calendar {
     /// `host-first`: another die's cursor may sit on a displaceable slot, which a
     /// search may treat as free.
     #[inline(always)]
-    fn start(&self, t: u64, who: usize) -> (u32, u64) {
+    fn start(&self, t: u64, who: usize) -> u32 {
         let c = self.cursor[who];
         let own = c != NIL && self.node(c).start <= t;
         if own && (self.movable || self.node(c).next_start > t) {
-            return (c, t.max(self.node(c).end));
+            return c;
         }
         if !self.movable {
             let best = self.latest_cursor(t);
@@ -200,12 +253,12 @@ impl Calendar {
             // transfer started after it; then it is after every cursor found.
             let best = if !own || self.cursor_at[who] <= t { best } else { c };
             if best != NIL {
-                return (best, t.max(self.node(best).end));
+                return best;
             }
         }
         match own {
-            true => (c, t.max(self.node(c).end)),
-            false => (NIL, t),
+            true => c,
+            false => NIL,
         }
     }
 
@@ -226,8 +279,14 @@ impl Calendar {
     /// Earliest start `>= ready` of a free interval of `len` for die `who`, treating
     /// slots for which `ignore` holds as free; and the nodes before and after it.
     #[inline(always)]
+    /// Only for calendars without periodic nodes (`host-first`: see [`periodic`]).
     pub fn earliest(&self, ready: u64, len: u64, who: usize, ignore: impl Fn(&Slot) -> bool) -> (u64, u32, u32) {
-        let (mut prev, mut at) = self.start(ready, who);
+        debug_assert!(self.period == 0, "a search that ignores slots on a calendar with periodic nodes");
+        let mut prev = self.start(ready, who);
+        let mut at = match prev {
+            NIL => ready,
+            p => ready.max(self.node(p).end),
+        };
         loop {
             let (cur, cur_start) = self.after(prev);
             if cur == NIL || at + len <= cur_start {
@@ -241,13 +300,104 @@ impl Calendar {
         }
     }
 
+    /// [`Calendar::earliest`] with no slot ignored, on any calendar: a gap inside a
+    /// periodic node is made a gap between two nodes first ([`periodic`]).
+    #[inline(always)]
+    fn find<const P: bool>(&mut self, ready: u64, len: u64, who: usize) -> (u64, u32, u32) {
+        let (mut prev, mut at) = (self.start(ready, who), ready);
+        if prev != NIL {
+            if let Some(found) = self.pass::<P>(prev, &mut at, len) {
+                return found;
+            }
+        }
+        loop {
+            let (cur, cur_start) = self.after(prev);
+            if cur == NIL || at + len <= cur_start {
+                return (at, prev, cur);
+            }
+            if let Some(found) = self.pass::<P>(cur, &mut at, len) {
+                return found;
+            }
+            prev = cur;
+        }
+    }
+
+    /// The search, at `at`, goes over node `i`: past its end, or (a periodic node) into
+    /// the first gap inside it that takes `len` at or after `at`, returned as
+    /// [`Calendar::find`]'s result after splitting the node there.
+    #[inline(always)]
+    fn pass<const P: bool>(&mut self, i: u32, at: &mut u64, len: u64) -> Option<(u64, u32, u32)> {
+        let n = self.node(i);
+        if !P || n.owner != PERIODIC {
+            *at = (*at).max(n.end);
+            return None;
+        }
+        self.pass_periodic(i, at, len)
+    }
+
     /// Book for die `who` the earliest free interval of `len` at or after `ready`;
     /// returns its start. A fixed booking (`owner` 0) merges with fixed neighbours it
     /// leaves a gap shorter than `len` to.
     #[inline(always)]
     pub fn book(&mut self, ready: u64, len: u64, owner: u32, who: usize) -> u64 {
-        let (start, prev, next) = self.earliest(ready, len, who, |_| false);
-        self.place(start, start + len, len, owner, who, prev, next);
+        match self.has_periodic() {
+            false => self.book_in::<false>(ready, len, owner, who),
+            true => self.book_periodic(ready, len, owner, who),
+        }
+    }
+
+    /// [`Calendar::prune`] to `floor`, then [`Calendar::book`] a fixed transfer (a
+    /// `fifo` host or single transfer): one choice of the code for both.
+    #[inline(always)]
+    pub fn prune_book(&mut self, floor: u64, ready: u64, len: u64, who: usize) -> u64 {
+        match self.has_periodic() {
+            false => {
+                self.prune_in::<false>(floor);
+                self.book_in::<false>(ready, len, 0, who)
+            }
+            true => self.prune_book_periodic(floor, ready, len, who),
+        }
+    }
+
+    /// [`Calendar::prune_book`] with periodic nodes, out of line.
+    #[inline(never)]
+    fn prune_book_periodic(&mut self, floor: u64, ready: u64, len: u64, who: usize) -> u64 {
+        self.prune_in::<true>(floor);
+        self.book_in::<true>(ready, len, 0, who)
+    }
+
+    /// [`Calendar::prune`] to `floor`, then [`Calendar::book_pair`]: one choice of the
+    /// code for both.
+    #[inline(always)]
+    pub fn prune_book_pair(&mut self, floor: u64, ready: u64, len: u64, who: usize) -> (u64, u64) {
+        match self.has_periodic() {
+            false => {
+                self.prune_in::<false>(floor);
+                self.book_pair_in::<false>(ready, len, who)
+            }
+            true => self.prune_book_pair_periodic(floor, ready, len, who),
+        }
+    }
+
+    /// [`Calendar::prune_book_pair`] with periodic nodes, out of line.
+    #[inline(never)]
+    fn prune_book_pair_periodic(&mut self, floor: u64, ready: u64, len: u64, who: usize) -> (u64, u64) {
+        self.prune_in::<true>(floor);
+        self.book_pair_in::<true>(ready, len, who)
+    }
+
+    /// [`Calendar::book`] with periodic nodes, out of line (as [`Calendar::prune_periodic`]).
+    #[inline(never)]
+    fn book_periodic(&mut self, ready: u64, len: u64, owner: u32, who: usize) -> u64 {
+        self.book_in::<true>(ready, len, owner, who)
+    }
+
+    /// [`Calendar::book`]; `P` as in [`Calendar::prune_in`].
+    #[inline(always)]
+    pub fn book_in<const P: bool>(&mut self, ready: u64, len: u64, owner: u32, who: usize) -> u64 {
+        debug_assert!(P || !self.has_periodic());
+        let (start, prev, next) = self.find::<P>(ready, len, who);
+        self.place::<P>(start, start + len, len, owner, who, prev, next);
         start
     }
 
@@ -255,19 +405,39 @@ impl Calendar {
     /// or after `ready`, the second in the earliest at or after the first ends (a GC
     /// migration's read out and program in). Returns both starts. The same as two
     /// [`Calendar::book`] calls, in one search when the second fits right behind.
+    /// (Tests only: the timeline prunes first, [`Calendar::prune_book_pair`].)
+    #[cfg(test)]
     #[inline(always)]
     pub fn book_pair(&mut self, ready: u64, len: u64, who: usize) -> (u64, u64) {
+        match self.has_periodic() {
+            false => self.book_pair_in::<false>(ready, len, who),
+            true => self.book_pair_periodic(ready, len, who),
+        }
+    }
+
+    /// [`Calendar::book_pair`] with periodic nodes, out of line (as [`Calendar::prune_periodic`]).
+    #[cfg(test)]
+    #[inline(never)]
+    fn book_pair_periodic(&mut self, ready: u64, len: u64, who: usize) -> (u64, u64) {
+        self.book_pair_in::<true>(ready, len, who)
+    }
+
+    /// [`Calendar::book_pair`]; `P` as in [`Calendar::prune_in`].
+    #[inline(always)]
+    pub fn book_pair_in<const P: bool>(&mut self, ready: u64, len: u64, who: usize) -> (u64, u64) {
+        debug_assert!(P || !self.has_periodic());
         let c = self.cursor[who];
         if c != NIL && self.node(c).next == NIL && self.node(c).end <= ready {
-            return self.append_pair(c, ready, len, who);
+            return self.append_pair::<P>(c, ready, len, who);
         }
-        let (start, prev, next) = self.earliest(ready, len, who, |_| false);
+        let (start, prev, next) = self.find::<P>(ready, len, who);
         if next == NIL || self.after(prev).1 >= start + 2 * len {
-            self.place(start, start + 2 * len, len, 0, who, prev, next);
+            self.place::<P>(start, start + 2 * len, len, 0, who, prev, next);
             return (start, start + len);
         }
-        self.place(start, start + len, len, 0, who, prev, next);
-        (start, self.book(start + len, len, 0, who))
+        self.place::<P>(start, start + len, len, 0, who, prev, next);
+        // (Placing creates no periodic node: `P` still holds.)
+        (start, self.book_in::<P>(start + len, len, 0, who))
     }
 
     /// [`Calendar::book_pair`] where die `who`'s cursor `c` is the last slot and ends at
@@ -277,10 +447,15 @@ impl Calendar {
     /// than `len`, else as a new last slot. The same steps without the search and the
     /// next-slot tests: half of a GC run's pairs on an overloaded device land so.
     #[inline(always)]
-    fn append_pair(&mut self, c: u32, start: u64, len: u64, who: usize) -> (u64, u64) {
+    fn append_pair<const P: bool>(&mut self, c: u32, start: u64, len: u64, who: usize) -> (u64, u64) {
         let end = start + 2 * len;
         let p = *self.node(c);
         let at = if start - p.end < len && (!self.movable || p.owner == 0) {
+            let c = if P { self.detach_last(c) } else { c };
+            self.node_mut(c).end = end;
+            c
+        } else if P && p.owner == PERIODIC && end - p.end == self.period && 2 * len == self.width {
+            // The run's next slot: the node stands for it too.
             self.node_mut(c).end = end;
             c
         } else {
@@ -297,7 +472,8 @@ impl Calendar {
     /// merging as [`Calendar::book`] describes.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn place(&mut self, start: u64, end: u64, len: u64, owner: u32, who: usize, prev: u32, next: u32) {
+    fn place<const P: bool>(&mut self, start: u64, end: u64, len: u64, owner: u32, who: usize, prev: u32, next: u32) {
+        // (Periodic nodes only in calendars without displaceable slots.)
         let fixed = |s: &Slot| !self.movable || s.owner == 0;
         let merge_prev = owner == 0 && prev != NIL && {
             let p = self.node(prev).slot();
@@ -305,6 +481,11 @@ impl Calendar {
         };
         let next_start = self.after(prev).1;
         let merge_next = owner == 0 && next != NIL && next_start - end < len && fixed(&self.node(next).slot());
+        // A merge widens one slot: of a periodic neighbour, its own node first.
+        let prev = if P && merge_prev { self.detach_last(prev) } else { prev };
+        if P && merge_next {
+            self.detach_first(next);
+        }
         // (the node now holding the booking, the node after it if known)
         let (at, after) = match (merge_prev, merge_next) {
             (true, true) => {
@@ -373,7 +554,8 @@ impl Calendar {
     /// Remove and return the slots overlapping `[from, to)` (all must be ignorable by
     /// the caller), searching from die `who`'s cursor.
     pub fn take_overlapping(&mut self, from: u64, to: u64, who: usize, out: &mut Vec<Slot>) {
-        let (mut prev, _) = self.start(from, who);
+        debug_assert!(self.period == 0, "slots taken out of a calendar with periodic nodes");
+        let mut prev = self.start(from, who);
         if prev != NIL && self.node(prev).end > from {
             prev = NIL;
         }
@@ -396,13 +578,30 @@ impl Calendar {
     /// First instant at or after `t` at which the bus is not transferring (searching
     /// from die `who`'s cursor).
     pub fn idle_at(&self, t: u64, who: usize) -> u64 {
-        let (mut prev, mut at) = self.start(t, who);
+        match self.has_periodic() {
+            false => self.idle_at_in::<false>(t, who),
+            true => self.idle_at_in::<true>(t, who),
+        }
+    }
+
+    /// [`Calendar::idle_at`]; `P` as in [`Calendar::prune_in`].
+    fn idle_at_in<const P: bool>(&self, t: u64, who: usize) -> u64 {
+        let (mut prev, mut at) = (self.start(t, who), t);
+        if prev != NIL {
+            at = match self.idle_over::<P>(prev, at) {
+                Ok(idle) => return idle,
+                Err(at) => at,
+            };
+        }
         loop {
             let (cur, cur_start) = self.after(prev);
             if cur == NIL || cur_start > at {
                 return at;
             }
-            at = at.max(self.node(cur).end);
+            at = match self.idle_over::<P>(cur, at) {
+                Ok(idle) => return idle,
+                Err(at) => at,
+            };
             prev = cur;
         }
     }
@@ -415,208 +614,23 @@ impl Calendar {
     /// Live slots in order (for invariant checks in tests).
     #[cfg(test)]
     pub fn live(&self) -> Vec<Slot> {
-        let (mut out, mut cur) = (Vec::new(), self.head);
+        let (mut out, mut cur, mut periodic) = (Vec::new(), self.head, 0);
         while cur != NIL {
-            out.push(self.node(cur).slot());
-            cur = self.node(cur).next;
+            let n = self.node(cur);
+            match n.owner {
+                PERIODIC => {
+                    periodic += 1;
+                    let starts = (n.start..n.end).step_by(self.period as usize);
+                    out.extend(starts.map(|start| Slot { start, end: start + self.width, owner: 0 }));
+                }
+                _ => out.push(n.slot()),
+            }
+            cur = n.next;
         }
+        assert_eq!(periodic, self.periodic_live, "the count of live periodic nodes");
         out
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn books_earliest_gap_backfills_and_merges_dead_gaps() {
-        let mut c = Calendar::new(1, true);
-        assert_eq!(c.book(100, 10, 0, 0), 100);
-        assert_eq!(c.book(100, 10, 0, 0), 110);
-        assert_eq!(c.book(200, 10, 0, 0), 200);
-        // The gap [120, 200) is back-filled by a transfer ready at 115.
-        assert_eq!(c.book(115, 10, 0, 0), 120);
-        // Ready at 50, before everything booked: it goes first.
-        assert_eq!(c.book(50, 10, 0, 0), 50);
-        // Leaves [135, 145) free: too short for a transfer, so merged.
-        assert_eq!(c.book(145, 10, 0, 0), 145);
-        let spans: Vec<(u64, u64)> = c.live().iter().map(|s| (s.start, s.end)).collect();
-        assert_eq!(spans, vec![(50, 60), (100, 130), (145, 155), (200, 210)]);
-        assert_eq!(c.book(125, 10, 0, 0), 130);
-        let spans: Vec<(u64, u64)> = c.live().iter().map(|s| (s.start, s.end)).collect();
-        assert_eq!(spans, vec![(50, 60), (100, 155), (200, 210)], "[130, 140) joined both neighbours");
-        assert_eq!(c.idle_at(100, 0), 155);
-        assert_eq!(c.idle_at(60, 0), 60);
-        c.prune(125);
-        assert_eq!(c.live().len(), 2, "[100, 155) still ends after the floor");
-        assert_eq!(c.book(125, 10, 0, 0), 155);
-    }
-
-    #[test]
-    fn ignored_slots_are_free_and_can_be_taken_out() {
-        let mut c = Calendar::new(1, true);
-        c.book(100, 10, 3, 0);
-        c.book(110, 10, 0, 0);
-        let (at, _, _) = c.earliest(95, 10, 0, |s| s.owner == 3);
-        assert_eq!(at, 95, "ignoring the GC slot at 100, the host slot fits before 110");
-        let mut out = Vec::new();
-        c.take_overlapping(95, 105, 0, &mut out);
-        assert_eq!(out, vec![Slot { start: 100, end: 110, owner: 3 }]);
-        assert_eq!(c.book(95, 10, 0, 0), 95);
-        assert_eq!(c.book(100, 10, 3, 0), 120);
-    }
-
-    #[test]
-    fn a_pair_books_like_two_single_bookings() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
-        let (mut a, mut b) = (Calendar::new(2, false), Calendar::new(2, false));
-        for n in 0..3000 {
-            let (ready, who) = (rnd(30_000), n % 2);
-            if rnd(2) == 0 {
-                assert_eq!(a.book(ready, 7, 0, who), b.book(ready, 7, 0, who));
-            } else {
-                let first = b.book(ready, 7, 0, who);
-                let pair = (first, b.book(first + 7, 7, 0, who));
-                assert_eq!(a.book_pair(ready, 7, who), pair);
-            }
-        }
-        assert_eq!(a.live(), b.live());
-    }
-
-    /// GC runs as `Timeline::book_migration_run` books them: per die a run of pairs,
-    /// each ready a fixed time after the previous pair's second transfer ends (shorter
-    /// or longer than a transfer, so appended pairs both merge with the last slot and
-    /// open new ones), runs of different dies interleaved and often landing behind
-    /// everything booked ([`Calendar::append_pair`]) or in the gap behind their die's
-    /// last slot, single bookings and pruning in between: booked by pairs and by single
-    /// bookings, every start and every slot agree.
-    #[test]
-    fn runs_of_pairs_book_like_single_bookings() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
-        let (dies, len) = (4, 10);
-        let (mut a, mut b) = (Calendar::new(dies, false), Calendar::new(dies, false));
-        let mut free = vec![0u64; dies];
-        let (mut appended, mut filled) = (0, 0);
-        for _ in 0..2000 {
-            let who = rnd(dies as u64) as usize;
-            if rnd(4) == 0 {
-                let ready = free[who] + rnd(100);
-                assert_eq!(a.book(ready, len, 0, who), b.book(ready, len, 0, who));
-                continue;
-            }
-            let gap = [3, 9, 10, 25, 40][rnd(5) as usize];
-            let mut ready = free[who] + rnd(60);
-            for _ in 0..1 + rnd(12) {
-                if a.cursor[who] != NIL {
-                    let n = *a.node(a.cursor[who]);
-                    let behind = n.end <= ready && ready + 2 * len <= n.next_start;
-                    appended += (behind && n.next == NIL) as u32;
-                    filled += (behind && n.next != NIL) as u32;
-                }
-                let first = b.book(ready, len, 0, who);
-                let pair = (first, b.book(first + len, len, 0, who));
-                assert_eq!(a.book_pair(ready, len, who), pair);
-                free[who] = pair.1 + len;
-                ready = free[who] + gap;
-            }
-            assert_eq!(a.live(), b.live());
-            let floor = *free.iter().min().unwrap();
-            a.prune(floor);
-            b.prune(floor);
-        }
-        assert!(appended > 1000, "only {appended} pairs appended behind everything");
-        assert!(filled > 300, "only {filled} pairs fitted in the gap after their die's slot");
-    }
-
-    /// Model check against a brute-force oracle: random bookings of one length never
-    /// overlap, each starts at the earliest instant >= ready at which it fits, and the
-    /// calendar's gaps after the floor are the oracle's free stretches of at least one
-    /// transfer. With two dies, and with five (searches then often start from another
-    /// die's cursor).
-    #[test]
-    fn matches_a_brute_force_oracle() {
-        for dies in [2, 5] {
-            matches_the_oracle(dies);
-        }
-    }
-
-    /// Free stretches of at least `len` that start after `floor`, ending before `end`.
-    fn oracle_gaps(busy: &[bool], floor: u64, end: u64, len: u64) -> Vec<(u64, u64)> {
-        let mut gaps = Vec::new();
-        let mut t = floor + 1;
-        while t < end {
-            if busy[t as usize] || !busy[t as usize - 1] {
-                t += 1;
-                continue;
-            }
-            let stop = (t..end).find(|&u| busy[u as usize]).unwrap_or(end);
-            if stop < end && stop - t >= len {
-                gaps.push((t, stop));
-            }
-            t = stop;
-        }
-        gaps
-    }
-
-    /// The calendar's gaps between slots that start after `floor`.
-    fn calendar_gaps(c: &Calendar, floor: u64) -> Vec<(u64, u64)> {
-        let live = c.live();
-        let gaps = live.windows(2).map(|w| (w[0].end, w[1].start)).filter(|g| g.0 != g.1);
-        gaps.filter(|g| g.0 > floor).collect()
-    }
-
-    fn matches_the_oracle(dies: usize) {
-        let mut x = 0x1234_5678_9abc_def0u64;
-        let mut rnd = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
-        let mut c = Calendar::new(dies, false);
-        let mut busy = vec![false; 120_000];
-        let (mut floor, mut most) = (0, 0);
-        let len = 7;
-        let earliest = |busy: &mut [bool], ready: u64| {
-            let want = (ready..).find(|&s| (s..s + len).all(|t| !busy[t as usize])).unwrap();
-            (want..want + len).for_each(|t| busy[t as usize] = true);
-            want
-        };
-        for n in 0..8000 {
-            // Bookings are never ready before the floor.
-            let ready = floor + rnd(15_000);
-            let who = n % dies;
-            if rnd(3) == 0 {
-                // A pair: the second transfer ready when the first ends.
-                let first = earliest(&mut busy, ready);
-                let pair = (first, earliest(&mut busy, first + len));
-                assert_eq!(c.book_pair(ready, len, who), pair);
-            } else {
-                assert_eq!(c.book(ready, len, 0, who), earliest(&mut busy, ready));
-            }
-            if n % 500 == 499 {
-                floor += rnd(3000);
-                c.prune(floor);
-            }
-            if n % 100 == 0 {
-                let end = c.live().last().map_or(0, |s| s.end);
-                assert_eq!(calendar_gaps(&c, floor), oracle_gaps(&busy, floor, end, len), "after booking {n}");
-            }
-            most = most.max(c.len());
-        }
-        // Freed nodes are reused: the arena holds no more nodes than were ever live at once.
-        assert!(c.nodes.len() <= most + 1, "{} nodes, {most} live", c.nodes.len());
-    }
-}
+mod tests;

@@ -35,13 +35,45 @@ impl Timeline {
         debug_assert!(self.books_migration_runs());
         let Some(first) = ops.first() else { return 0 };
         let die = self.die_of(first.plane);
+        // The booking code without the periodic case unless the channel holds a
+        // periodic node (`crate::calendar::Calendar::has_periodic`): chosen once per run.
+        // Whether to try booking the run in closed form is chosen once per run too
+        // (`Calendar::runs_pay`). The plain variant is inlined here, as the one loop
+        // was before; the others are functions of their own: all inlined into one,
+        // every variant ran slower (register pressure and layout, +15 instructions a pair).
+        let cal = &self.cal[self.chan_of(die).0];
+        match (cal.has_periodic(), cal.runs_pay()) {
+            (false, false) => self.migration_run::<false, false>(ops, die, not_before),
+            (false, true) => self.migration_run_out::<false, true>(ops, die, not_before),
+            (true, false) => self.migration_run_out::<true, false>(ops, die, not_before),
+            (true, true) => self.migration_run_out::<true, true>(ops, die, not_before),
+        }
+    }
+
+    /// [`Timeline::migration_run`] out of line.
+    #[inline(never)]
+    fn migration_run_out<const P: bool, const TRY: bool>(
+        &mut self,
+        ops: &[FlashOp],
+        die: usize,
+        not_before: u64,
+    ) -> usize {
+        self.migration_run::<P, TRY>(ops, die, not_before)
+    }
+
+    /// [`Timeline::book_migration_run`] of the run on `die`; `P`: the channel may hold
+    /// periodic nodes (`crate::calendar::Calendar::prune_in`); `TRY`: book the run's
+    /// rest as a periodic node where it lands behind everything. A run that books a
+    /// periodic node ends right after it.
+    #[inline(always)]
+    fn migration_run<const P: bool, const TRY: bool>(&mut self, ops: &[FlashOp], die: usize, not_before: u64) -> usize {
         let (ch, who) = self.chan_of(die);
         let ready = not_before.max(self.floor);
         let others = self.other_dies_free(ch, die);
         let (xfer, read_ns, program_ns) = (self.xfer_ns, self.t.read_ns, self.t.program_ns);
         let (mut free, mut wait, mut last) = (self.die_free[die], 0, None);
-        let (mut n, mut planes) = (0, (u32::MAX, u32::MAX));
         let (plane_die, floor, cal) = (&self.plane_die, self.floor, &mut self.cal[ch]);
+        let (mut n, mut planes, mut periodic) = (0, (u32::MAX, u32::MAX), TRY);
         while let [read, program, ..] = &ops[n..] {
             if !is_migration_on(plane_die, die, read, program, &mut planes) {
                 break;
@@ -49,13 +81,36 @@ impl Timeline {
             // What `exec_read_program` does for one pair, with `prune`'s floor from
             // the other dies' (unchanged) clocks and this die's local one.
             let xr1 = ready.max(free) + read_ns;
-            cal.prune(floor.max(others.min(free)));
-            let (x1, x2) = cal.book_pair(xr1, xfer, who);
+            cal.prune_in::<P>(floor.max(others.min(free)));
+            let (x1, x2) = cal.book_pair_in::<P>(xr1, xfer, who);
             let xr2 = x1 + xfer;
             wait += (x1 - xr1) + (x2 - xr2);
             free = x2 + xfer + program_ns;
             last = Some(GcXfer { start: x2, ready: xr2 });
             n += 2;
+            if periodic && cal.is_last(who) {
+                // Behind everything on the channel: each further pair of the run is
+                // ready when the die is free again and booked then (`crate::calendar`'s
+                // periodic nodes), one period after the previous one.
+                let period = read_ns + 2 * xfer + program_ns;
+                let mut peek = planes;
+                let more = ops[n..]
+                    .chunks_exact(2)
+                    .take_while(|p| is_migration_on(plane_die, die, &p[0], &p[1], &mut peek))
+                    .count() as u64;
+                let first = free + read_ns;
+                if more >= 2 && cal.append_run(who, first, more, period, xfer) {
+                    let x = first + (more - 1) * period;
+                    // The last pair's `prune`, with the die free as the pair before ends.
+                    cal.prune_in::<true>(floor.max(others.min(x - read_ns)));
+                    free = x + 2 * xfer + program_ns;
+                    last = Some(GcXfer { start: x + xfer, ready: x + xfer });
+                    n += 2 * more as usize;
+                    break;
+                }
+                // Not in closed form (too short, or it would merge): pair by pair.
+                periodic = false;
+            }
         }
         let Some(last) = last else { return 0 };
         let pairs = (n / 2) as u64;

@@ -249,20 +249,22 @@ impl Timeline {
         let (ch, who) = self.die_chan[die];
         let (ch, who) = (ch as usize, who as usize);
         debug_assert!(ready >= self.floor, "transfer ready at {ready} before the floor {}", self.floor);
-        self.prune(ch);
+        let floor = self.prune_floor(ch);
         self.chan_busy_ns[ch] += self.xfer_ns;
-        if self.t.bus_arbitration == BusArbitration::HostFirst {
-            self.cal[ch].fix_cursor(who, die as u32 + 1, self.xfer_ns);
+        if self.t.bus_arbitration == BusArbitration::Fifo {
+            // Pruning and booking with one choice of the calendar's code (`Calendar::prune_book`).
+            return self.cal[ch].prune_book(floor, ready, self.xfer_ns, who);
         }
-        match (cause, self.t.bus_arbitration) {
-            (Cause::Host, BusArbitration::HostFirst) => self.transfer_host_first(ch, ready, who),
-            (_, BusArbitration::Fifo) => self.cal[ch].book(ready, self.xfer_ns, 0, who),
-            (_, BusArbitration::HostFirst) => self.cal[ch].book(ready, self.xfer_ns, die as u32 + 1, who),
+        self.cal[ch].prune(floor);
+        self.cal[ch].fix_cursor(who, die as u32 + 1, self.xfer_ns);
+        match cause {
+            Cause::Host => self.transfer_host_first(ch, ready, who),
+            _ => self.cal[ch].book(ready, self.xfer_ns, die as u32 + 1, who),
         }
     }
 
-    /// Forget the booked transfers of channel `ch` that no future transfer can be ready
-    /// before. That is the host floor (the last issue time), and under `fifo`
+    /// The floor to prune channel `ch`'s calendar to: its booked transfers that no
+    /// future transfer can be ready before can be forgotten. That is the host floor (the last issue time), and under `fifo`
     /// arbitration the earliest time any die of the channel can next be ready to
     /// transfer: a die's next operation starts when it is free (`die_free` only grows),
     /// and a multi-plane join's transfer is ready when the die's last (joinable) transfer ended.
@@ -272,7 +274,7 @@ impl Timeline {
     /// dies' backlog: memory grew with the backlog (1.6 GiB for `map-fast-random-timed`).
     /// Pruning never changes a booking: a search starts at or after the floor.
     #[inline]
-    fn prune(&mut self, ch: usize) {
+    fn prune_floor(&self, ch: usize) -> u64 {
         let mut floor = self.floor;
         if self.t.bus_arbitration == BusArbitration::Fifo {
             let dies = ch * self.res_per_channel..(ch + 1) * self.res_per_channel;
@@ -287,7 +289,7 @@ impl Timeline {
             };
             floor = floor.max(earliest.unwrap_or(0));
         }
-        self.cal[ch].prune(floor);
+        floor
     }
 
     /// A host transfer that goes before GC transfers not started when it is ready:
@@ -364,9 +366,9 @@ impl Timeline {
         let (x1, x2) = if cmd == 0 && self.t.bus_arbitration == BusArbitration::Fifo {
             // Program transfer ready when the read's ends: both in one search.
             let (ch, who) = self.die_chan[die];
-            self.prune(ch as usize);
+            let floor = self.prune_floor(ch as usize);
             self.chan_busy_ns[ch as usize] += 2 * xfer;
-            self.cal[ch as usize].book_pair(xr1, xfer, who as usize)
+            self.cal[ch as usize].prune_book_pair(floor, xr1, xfer, who as usize)
         } else {
             let x1 = self.transfer(die, xr1, read.cause);
             (x1, self.transfer(die, x1 + xfer + cmd, program.cause))
