@@ -1,5 +1,15 @@
 use super::*;
 
+/// A seeded xorshift64 stream: `rnd(n)` is uniform enough in `0..n` for these tests.
+fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    }
+}
+
 #[test]
 fn books_earliest_gap_backfills_and_merges_dead_gaps() {
     let mut c = Calendar::new(1, true);
@@ -40,13 +50,7 @@ fn ignored_slots_are_free_and_can_be_taken_out() {
 
 #[test]
 fn a_pair_books_like_two_single_bookings() {
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut rnd = |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut rnd = xorshift(0x2545_f491_4f6c_dd1du64);
     let (mut a, mut b) = (Calendar::new(2, false), Calendar::new(2, false));
     for n in 0..3000 {
         let (ready, who) = (rnd(30_000), n % 2);
@@ -71,13 +75,7 @@ fn a_pair_books_like_two_single_bookings() {
 /// by single bookings, every start, every slot and `idle_at` everywhere agree.
 #[test]
 fn runs_of_pairs_book_like_single_bookings() {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut rnd = |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15u64);
     let (dies, len) = (4, 10);
     let (mut a, mut b) = (Calendar::new(dies, false), Calendar::new(dies, false));
     let (mut free, mut gaps) = (vec![0u64; dies], vec![10u64; dies]);
@@ -225,13 +223,7 @@ fn calendar_gaps(c: &Calendar, floor: u64) -> Vec<(u64, u64)> {
 }
 
 fn matches_the_oracle(dies: usize) {
-    let mut x = 0x1234_5678_9abc_def0u64;
-    let mut rnd = |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut rnd = xorshift(0x1234_5678_9abc_def0u64);
     let mut c = Calendar::new(dies, false);
     let mut busy = vec![false; 400_000];
     let (mut floor, mut most, mut periodic) = (0, 0, 0);
