@@ -372,6 +372,19 @@ pub(crate) fn read(enc: &[u8], slab: &Slab, off: usize, out: &mut [u8]) {
     }
 }
 
+/// `n` bytes of xorshift noise from `seed` (the store's and this module's tests).
+#[cfg(test)]
+pub(crate) fn noise(mut x: u64, n: usize) -> Vec<u8> {
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,18 +407,6 @@ mod tests {
             assert_eq!((common_prefix(&a, &b), common_suffix(&a, &b)), (at, 399 - at), "at {at}");
         }
         assert_eq!((common_prefix(&a, &a), common_suffix(&a[1..], &a)), (400, 399));
-    }
-
-    /// `n` bytes of xorshift noise from `seed`.
-    fn noise(mut x: u64, n: usize) -> Vec<u8> {
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
     }
 
     #[test]

@@ -660,15 +660,7 @@ mod tests {
 
     /// Noise (xorshift), the same on every call.
     fn pattern() -> Vec<u8> {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        (0..PATTERN)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
+        crate::dedup::noise(0x2545_F491_4F6C_DD1D, PATTERN)
     }
 
     fn op() -> impl proptest::strategy::Strategy<Value = Op> {
