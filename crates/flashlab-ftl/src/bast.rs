@@ -94,8 +94,6 @@ pub struct BastFtl {
     /// The used slots by victim key (`used` under `lru` and `random`, `born` under
     /// `fifo`), kept as the pool changes ([`LogOrder`]).
     order: LogOrder,
-    /// Logical unit → its log slot (NONE if it has none).
-    log_of: Vec<u32>,
     in_use: u32,
     padding: bool,
 }
@@ -110,9 +108,8 @@ impl BastFtl {
                 u.units() - u.lbns() - 1
             )));
         }
-        let log_of = vec![NONE; u.lbns() as usize];
         let order = LogOrder::new(n as usize);
-        Ok(BastFtl { u, logs: vec![UNUSED; n as usize], order, log_of, in_use: 0, padding })
+        Ok(BastFtl { u, logs: vec![UNUSED; n as usize], order, in_use: 0, padding })
     }
 
     /// A fresh log block for `lbn`, after merging a victim if the pool is empty.
@@ -130,7 +127,7 @@ impl BastFtl {
         } else {
             self.logs.iter().position(|s| s.unit == NONE).expect("a free slot")
         };
-        let hint = self.u.group_of(self.u.data[lbn as usize]);
+        let hint = self.u.group_of(self.u.lu[lbn as usize].data);
         let unit = self.u.alloc(Some(hint))?;
         let now = self.u.clock;
         self.logs[slot] = LogSlot { unit, lbn, in_order: true, born: now, used: now };
@@ -138,7 +135,7 @@ impl BastFtl {
             self.order.insert(slot, now);
         } // else its key is its first write's clock, set by `append` (which follows).
         self.u.start_in_order_log(lbn, unit);
-        self.log_of[lbn as usize] = slot as u32;
+        self.u.lu[lbn as usize].slot = slot as u32;
         self.in_use += 1;
         Ok(slot)
     }
@@ -176,7 +173,7 @@ impl BastFtl {
     /// Merge log slot `slot` with its data unit (switch, partial or full) and free the slot.
     fn merge(&mut self, slot: usize) -> Result<(), FtlError> {
         let LogSlot { unit: log, lbn, in_order, .. } = self.logs[slot];
-        let data = self.u.data[lbn as usize];
+        let data = self.u.lu[lbn as usize].data;
         if in_order {
             let k = self.u.fill[log as usize];
             if k >= self.u.lbn_pages(lbn) {
@@ -187,14 +184,14 @@ impl BastFtl {
             }
             assert_eq!(self.u.unit_valid(data), 0, "switch: data unit {data} of {lbn} still holds valid pages");
             self.u.erase_unit(data, Cause::Merge);
-            self.u.data[lbn as usize] = log;
+            self.u.lu[lbn as usize].data = log;
         } else {
             let new = self.u.alloc(Some(self.u.group_of(data)))?;
             self.u.copy_rest(lbn, new, 0, Stored::In(log));
             self.u.stats.merges_full += 1;
             self.u.erase_unit(data, Cause::Merge);
             self.u.erase_unit(log, Cause::Merge);
-            self.u.data[lbn as usize] = new;
+            self.u.lu[lbn as usize].data = new;
         }
         self.free_slot(slot);
         Ok(())
@@ -203,7 +200,7 @@ impl BastFtl {
     fn free_slot(&mut self, slot: usize) {
         self.order.remove(slot);
         self.u.forget_in_order_log(self.logs[slot].lbn);
-        self.log_of[self.logs[slot].lbn as usize] = NONE;
+        self.u.lu[self.logs[slot].lbn as usize].slot = NONE;
         self.logs[slot] = UNUSED;
         self.in_use -= 1;
     }
@@ -215,14 +212,14 @@ impl BastFtl {
         Ok(())
     }
 
-    /// The pool agrees with `log_of`; units are data, logs or free, each once.
+    /// The pool agrees with the logical units' `slot`; units are data, logs or free, each once.
     fn check_scheme(&self) -> Result<(), String> {
         let used: Vec<_> = self.logs.iter().enumerate().filter(|(_, s)| s.unit != NONE).collect();
         if used.len() != self.in_use as usize {
             return Err(format!("{} log slots used, {} counted", used.len(), self.in_use));
         }
         for (i, s) in &used {
-            if self.log_of[s.lbn as usize] != *i as u32 || self.u.data[s.lbn as usize] == NONE {
+            if self.u.lu[s.lbn as usize].slot != *i as u32 || self.u.lu[s.lbn as usize].data == NONE {
                 return Err(format!("log slot {i} of logical unit {} is not its log or it has no data unit", s.lbn));
             }
         }
@@ -235,12 +232,12 @@ impl BastFtl {
         }
         // Only an out-of-order log's pages have stored locations (the merges' hint).
         for lbn in 0..self.u.lbns() {
-            let slot = self.log_of[lbn as usize];
+            let slot = self.u.lu[lbn as usize].slot;
             let log =
                 if slot == NONE || self.logs[slot as usize].in_order { NONE } else { self.logs[slot as usize].unit };
             self.u.check_stored_in(lbn, log)?;
         }
-        let data = self.u.data.iter().filter(|&&u| u != NONE).count();
+        let data = self.u.lu.iter().filter(|l| l.data != NONE).count();
         if data + used.len() + self.u.free_units() != self.u.units() as usize {
             return Err(format!(
                 "{data} data + {} log + {} free units != {}",
@@ -257,11 +254,11 @@ impl Mapping for BastFtl {
     fn write(&mut self, lpn: u64) -> Result<(), FtlError> {
         self.u.check_range(lpn)?;
         let (lbn, o) = self.u.split(lpn);
-        let data = self.u.data[lbn as usize];
-        let slot = self.log_of[lbn as usize];
+        let data = self.u.lu[lbn as usize].data;
+        let slot = self.u.lu[lbn as usize].slot;
         if data == NONE {
             let unit = self.u.alloc(None)?;
-            self.u.data[lbn as usize] = unit;
+            self.u.lu[lbn as usize].data = unit;
             self.u.host_program(unit, o, lpn);
         } else if slot == NONE && o >= self.u.fill[data as usize] {
             self.u.host_program(data, o, lpn);
@@ -278,7 +275,7 @@ impl Mapping for BastFtl {
     fn trim(&mut self, lpn: u64) -> Result<(), FtlError> {
         if let Some(lbn) = self.u.trim_page(lpn)? {
             // A wholly trimmed logical unit is reclaimed without copies.
-            let slot = self.log_of[lbn as usize];
+            let slot = self.u.lu[lbn as usize].slot;
             if slot != NONE {
                 self.u.erase_unit(self.logs[slot as usize].unit, Cause::Merge);
                 self.free_slot(slot as usize);
@@ -289,7 +286,7 @@ impl Mapping for BastFtl {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.u.memory_bytes() + self.logs.len() * std::mem::size_of::<LogSlot>() + self.log_of.len() * 4
+        self.u.memory_bytes() + self.logs.len() * std::mem::size_of::<LogSlot>() + self.u.lbns() as usize * 4
     }
 
     /// A 4-byte unit number per logical unit, and per log block its owner (4 bytes) and

@@ -23,7 +23,7 @@ impl BlockFtl {
 
     /// Rewrite offset `o` of `lbn`: copy everything else and the new page into a new unit.
     fn rewrite(&mut self, lbn: u32, o: u32, lpn: u64) -> Result<(), FtlError> {
-        let old = self.u.data[lbn as usize];
+        let old = self.u.lu[lbn as usize].data;
         let new = self.u.alloc(Some(self.u.group_of(old)))?;
         let mut copied = self.u.copy_range(lbn, new, (0, o), Cause::Merge, Stored::In(NONE));
         self.u.host_program(new, o, lpn);
@@ -31,7 +31,7 @@ impl BlockFtl {
         self.u.stats.merge_copied_pages += copied;
         self.u.stats.merges_full += 1;
         self.u.erase_unit(old, Cause::Merge);
-        self.u.data[lbn as usize] = new;
+        self.u.lu[lbn as usize].data = new;
         self.u.set_home(lpn);
         Ok(())
     }
@@ -46,7 +46,7 @@ impl BlockFtl {
     fn check_scheme(&self) -> Result<(), String> {
         // No map entry is stored (rewrites' hint): in-place writes and copies are home.
         (0..self.u.lbns()).try_for_each(|lbn| self.u.check_stored_in(lbn, NONE))?;
-        let data = self.u.data.iter().filter(|&&u| u != NONE).count();
+        let data = self.u.lu.iter().filter(|l| l.data != NONE).count();
         if data + self.u.free_units() != self.u.units() as usize {
             return Err(format!("{data} data units + {} free != {} units", self.u.free_units(), self.u.units()));
         }
@@ -58,10 +58,10 @@ impl Mapping for BlockFtl {
     fn write(&mut self, lpn: u64) -> Result<(), FtlError> {
         self.u.check_range(lpn)?;
         let (lbn, o) = self.u.split(lpn);
-        let unit = self.u.data[lbn as usize];
+        let unit = self.u.lu[lbn as usize].data;
         if unit == NONE {
             let unit = self.u.alloc(None)?;
-            self.u.data[lbn as usize] = unit;
+            self.u.lu[lbn as usize].data = unit;
             self.u.host_program(unit, o, lpn);
         } else if o >= self.u.fill[unit as usize] {
             self.u.host_program(unit, o, lpn);

@@ -32,8 +32,6 @@ const UNUSED: LogSlot = LogSlot { unit: NONE, lbn: NONE, in_order: true, born: 0
 pub struct FastFtl {
     pub(crate) u: Units,
     sw: Vec<LogSlot>,
-    /// Logical unit → its SW log slot (NONE if none).
-    sw_of: Vec<u32>,
     /// RW log units, oldest first; the back one is being filled.
     rw: VecDeque<u32>,
     rw_max: usize,
@@ -55,13 +53,12 @@ impl FastFtl {
                 u.units() - u.lbns() - 1
             )));
         }
-        let sw_of = vec![NONE; u.lbns() as usize];
-        Ok(FastFtl { u, sw: vec![UNUSED; seq as usize], sw_of, rw: VecDeque::new(), rw_max: (n - seq) as usize })
+        Ok(FastFtl { u, sw: vec![UNUSED; seq as usize], rw: VecDeque::new(), rw_max: (n - seq) as usize })
     }
 
     /// Start a new SW log block for `lbn` with offset 0.
     fn start_sw(&mut self, lbn: u32, lpn: u64) -> Result<(), FtlError> {
-        let own = self.sw_of[lbn as usize];
+        let own = self.u.lu[lbn as usize].slot;
         if own != NONE {
             self.merge_sw(own as usize)?;
         }
@@ -73,10 +70,10 @@ impl FastFtl {
                 v
             }
         };
-        let unit = self.u.alloc(Some(self.u.group_of(self.u.data[lbn as usize])))?;
+        let unit = self.u.alloc(Some(self.u.group_of(self.u.lu[lbn as usize].data)))?;
         let now = self.u.clock;
         self.sw[slot] = LogSlot { unit, lbn, in_order: true, born: now, used: now };
-        self.sw_of[lbn as usize] = slot as u32;
+        self.u.lu[lbn as usize].slot = slot as u32;
         self.u.host_program(unit, 0, lpn);
         Ok(())
     }
@@ -84,7 +81,7 @@ impl FastFtl {
     /// Switch (full) or partial merge of an SW log block; it becomes the data unit.
     fn merge_sw(&mut self, slot: usize) -> Result<(), FtlError> {
         let LogSlot { unit: log, lbn, .. } = self.sw[slot];
-        let data = self.u.data[lbn as usize];
+        let data = self.u.lu[lbn as usize].data;
         let k = self.u.fill[log as usize];
         if k >= self.u.lbn_pages(lbn) {
             self.u.stats.merges_switch += 1;
@@ -94,13 +91,13 @@ impl FastFtl {
         }
         assert_eq!(self.u.unit_valid(data), 0, "switch: data unit {data} of {lbn} still holds valid pages");
         self.u.erase_unit(data, Cause::Merge);
-        self.u.data[lbn as usize] = log;
+        self.u.lu[lbn as usize].data = log;
         self.free_sw(slot);
         Ok(())
     }
 
     fn free_sw(&mut self, slot: usize) {
-        self.sw_of[self.sw[slot].lbn as usize] = NONE;
+        self.u.lu[self.sw[slot].lbn as usize].slot = NONE;
         self.sw[slot] = UNUSED;
     }
 
@@ -149,17 +146,17 @@ impl FastFtl {
     }
 
     fn full_merge(&mut self, lbn: u32) -> Result<(), FtlError> {
-        let data = self.u.data[lbn as usize];
+        let data = self.u.lu[lbn as usize].data;
         let new = self.u.alloc(Some(self.u.group_of(data)))?;
         self.u.copy_rest(lbn, new, 0, Stored::Scan);
         self.u.stats.merges_full += 1;
         self.u.erase_unit(data, Cause::Merge);
-        let sw = self.sw_of[lbn as usize];
+        let sw = self.u.lu[lbn as usize].slot;
         if sw != NONE {
             self.u.erase_unit(self.sw[sw as usize].unit, Cause::Merge);
             self.free_sw(sw as usize);
         }
-        self.u.data[lbn as usize] = new;
+        self.u.lu[lbn as usize].data = new;
         Ok(())
     }
 
@@ -170,15 +167,15 @@ impl FastFtl {
         Ok(())
     }
 
-    /// SW slots agree with `sw_of`; every unit is data, SW, RW or free, once.
+    /// SW slots agree with the logical units' `slot`; every unit is data, SW, RW or free, once.
     fn check_scheme(&self) -> Result<(), String> {
         let used: Vec<_> = self.sw.iter().enumerate().filter(|(_, s)| s.unit != NONE).collect();
         for (i, s) in &used {
-            if self.sw_of[s.lbn as usize] != *i as u32 || self.u.data[s.lbn as usize] == NONE {
+            if self.u.lu[s.lbn as usize].slot != *i as u32 || self.u.lu[s.lbn as usize].data == NONE {
                 return Err(format!("SW slot {i} of logical unit {} is not its log or it has no data unit", s.lbn));
             }
         }
-        let data = self.u.data.iter().filter(|&&u| u != NONE).count();
+        let data = self.u.lu.iter().filter(|l| l.data != NONE).count();
         if data + used.len() + self.rw.len() + self.u.free_units() != self.u.units() as usize {
             return Err(format!(
                 "{data} data + {} SW + {} RW + {} free units != {}",
@@ -196,11 +193,11 @@ impl Mapping for FastFtl {
     fn write(&mut self, lpn: u64) -> Result<(), FtlError> {
         self.u.check_range(lpn)?;
         let (lbn, o) = self.u.split(lpn);
-        let data = self.u.data[lbn as usize];
-        let sw = self.sw_of[lbn as usize];
+        let data = self.u.lu[lbn as usize].data;
+        let sw = self.u.lu[lbn as usize].slot;
         if data == NONE {
             let unit = self.u.alloc(None)?;
-            self.u.data[lbn as usize] = unit;
+            self.u.lu[lbn as usize].data = unit;
             self.u.host_program(unit, o, lpn);
         } else if sw == NONE && o >= self.u.fill[data as usize] {
             self.u.host_program(data, o, lpn);
@@ -223,7 +220,7 @@ impl Mapping for FastFtl {
         if let Some(lbn) = self.u.trim_page(lpn)? {
             // A wholly trimmed logical unit is reclaimed without copies (its pages in
             // RW log blocks are invalid and go with those blocks).
-            let sw = self.sw_of[lbn as usize];
+            let sw = self.u.lu[lbn as usize].slot;
             if sw != NONE {
                 self.u.erase_unit(self.sw[sw as usize].unit, Cause::Merge);
                 self.free_sw(sw as usize);
@@ -234,7 +231,10 @@ impl Mapping for FastFtl {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.u.memory_bytes() + self.sw.len() * std::mem::size_of::<LogSlot>() + self.sw_of.len() * 4 + self.rw_max * 4
+        self.u.memory_bytes()
+            + self.sw.len() * std::mem::size_of::<LogSlot>()
+            + self.u.lbns() as usize * 4
+            + self.rw_max * 4
     }
 
     /// A 4-byte unit number per logical unit; per log block its owner or number (4

@@ -6,6 +6,10 @@ use crate::{Cause, Geometry, OpCounters, OpKind, Table};
 
 mod words;
 
+/// The fields of a block's `blk` record.
+const WP: usize = 0;
+const VALID: usize = 1;
+
 /// State of one physical page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PageState {
@@ -48,8 +52,11 @@ pub struct Nand {
     ppb_shift: u32,
     /// log2(blocks per plane) when it is a power of two, else u32::MAX.
     bpp_shift: u32,
-    write_ptr: Table<u32>,
-    valid: Table<u32>,
+    /// Per block, its write pointer and valid count side by side (`[WP]`, `[VALID]`):
+    /// every program, invalidation and erase touches both, so one cache line holds
+    /// what an operation on the block reads and writes (issue 22 target 5: a merge
+    /// touches three or four cold blocks).
+    blk: Table<[u32; 2]>,
     erase_count: Table<u32>,
     valid_bits: Table<u64>,
     counters: OpCounters,
@@ -73,8 +80,7 @@ impl Nand {
             } else {
                 u32::MAX
             },
-            write_ptr: Table::new(0, blocks),
-            valid: Table::new(0, blocks),
+            blk: Table::new([0, 0], blocks),
             erase_count: Table::new(0, blocks),
             valid_bits: Table::new(0, pages.div_ceil(64)),
             counters: OpCounters::default(),
@@ -110,11 +116,11 @@ impl Nand {
     }
     #[inline]
     pub fn valid_count(&self, block: u32) -> u32 {
-        self.valid[block as usize]
+        self.blk[block as usize][VALID]
     }
     #[inline]
     pub fn write_pointer(&self, block: u32) -> u32 {
-        self.write_ptr[block as usize]
+        self.blk[block as usize][WP]
     }
     #[inline]
     pub fn erase_count(&self, block: u32) -> u32 {
@@ -139,7 +145,7 @@ impl Nand {
     /// Hint that a page of `block` will be invalidated soon: prefetch its valid count.
     #[inline]
     pub fn prefetch_block(&self, block: u32) {
-        if let Some(v) = self.valid.get(block as usize) {
+        if let Some(v) = self.blk.get(block as usize) {
             prefetch_line(v);
         }
     }
@@ -147,7 +153,7 @@ impl Nand {
     /// State of one page.
     pub fn page_state(&self, page: u32) -> PageState {
         let b = self.block_of(page);
-        if page - self.first_page(b) >= self.write_ptr[b as usize] {
+        if page - self.first_page(b) >= self.blk[b as usize][WP] {
             PageState::Free
         } else if self.bit(page) {
             PageState::Valid
@@ -157,7 +163,7 @@ impl Nand {
     }
 
     pub fn block_state(&self, block: u32) -> BlockState {
-        match self.write_ptr[block as usize] {
+        match self.blk[block as usize][WP] {
             0 => BlockState::Free,
             w if w == self.ppb => BlockState::Full,
             _ => BlockState::Open,
@@ -168,11 +174,11 @@ impl Nand {
     #[inline]
     pub fn program_next(&mut self, block: u32, cause: Cause) -> u32 {
         let b = block as usize;
-        let wp = self.write_ptr[b];
+        let wp = self.blk[b][WP];
         assert!(wp < self.ppb, "NAND: program of full block {block}");
         let page = block * self.ppb + wp;
-        self.write_ptr[b] = wp + 1;
-        self.valid[b] += 1;
+        self.blk[b][WP] = wp + 1;
+        self.blk[b][VALID] += 1;
         self.valid_bits[(page >> 6) as usize] |= 1u64 << (page & 63);
         self.counters.add(OpKind::Program, cause, 1);
         page
@@ -181,7 +187,7 @@ impl Nand {
     /// Program the first `n` pages of the erased `block` at once: the state and counters
     /// of `n` calls of [`Self::program_next`] (a bulk sequential prefill).
     pub fn program_run(&mut self, block: u32, n: u32, cause: Cause) {
-        assert!(self.write_ptr[block as usize] == 0, "NAND: bulk program of block {block}, which is not erased");
+        assert!(self.blk[block as usize][WP] == 0, "NAND: bulk program of block {block}, which is not erased");
         self.program_span(block, n, cause);
     }
 
@@ -190,10 +196,10 @@ impl Nand {
     /// pages are free.
     pub fn program_span(&mut self, block: u32, n: u32, cause: Cause) {
         let b = block as usize;
-        let wp = self.write_ptr[b];
+        let wp = self.blk[b][WP];
         assert!(n <= self.ppb - wp, "NAND: program of {n} pages into block {block} at page {wp}");
-        self.write_ptr[b] = wp + n;
-        self.valid[b] += n;
+        self.blk[b][WP] = wp + n;
+        self.blk[b][VALID] += n;
         let (mut page, end) = (block * self.ppb + wp, block * self.ppb + wp + n);
         while page < end {
             let (lo, run) = (page & 63, (end - page).min(64 - (page & 63)));
@@ -212,9 +218,9 @@ impl Nand {
         let (Some(&lo), Some(&hi)) = (offs.first(), offs.last()) else { return };
         let b = block as usize;
         assert!(
-            lo >= self.write_ptr[b] && hi < self.ppb,
+            lo >= self.blk[b][WP] && hi < self.ppb,
             "NAND: program of offsets {lo}..={hi} into block {block} at page {}",
-            self.write_ptr[b]
+            self.blk[b][WP]
         );
         let first = block * self.ppb;
         let mut prev = None;
@@ -224,8 +230,8 @@ impl Nand {
             let page = first + o;
             self.valid_bits[(page >> 6) as usize] |= 1u64 << (page & 63);
         }
-        self.write_ptr[b] = hi + 1;
-        self.valid[b] += offs.len() as u32;
+        self.blk[b][WP] = hi + 1;
+        self.blk[b][VALID] += offs.len() as u32;
         self.counters.add(OpKind::Program, cause, offs.len() as u64);
     }
 
@@ -235,12 +241,12 @@ impl Nand {
         let b = self.block_of(page) as usize;
         let off = page - b as u32 * self.ppb;
         assert!(
-            off == self.write_ptr[b],
+            off == self.blk[b][WP],
             "NAND: out-of-order program of block {b} page {off} (next free page is {})",
-            self.write_ptr[b]
+            self.blk[b][WP]
         );
-        self.write_ptr[b] = off + 1;
-        self.valid[b] += 1;
+        self.blk[b][WP] = off + 1;
+        self.blk[b][VALID] += 1;
         self.valid_bits[(page >> 6) as usize] |= 1u64 << (page & 63);
         self.counters.add(OpKind::Program, cause, 1);
     }
@@ -250,8 +256,8 @@ impl Nand {
     /// a block-mapped FTL that writes page offset `to` first skips the ones before it).
     pub fn skip_to(&mut self, block: u32, to: u32) {
         let b = block as usize;
-        assert!(to >= self.write_ptr[b] && to <= self.ppb, "NAND: skip of block {block} back to page {to}");
-        self.write_ptr[b] = to;
+        assert!(to >= self.blk[b][WP] && to <= self.ppb, "NAND: skip of block {block} back to page {to}");
+        self.blk[b][WP] = to;
     }
 
     /// Mark a valid page invalid (its logical page was overwritten, trimmed or moved).
@@ -260,7 +266,7 @@ impl Nand {
         assert!(self.bit(page), "NAND: invalidate of page {page}, which is not valid");
         self.valid_bits[(page >> 6) as usize] &= !(1u64 << (page & 63));
         let b = self.block_of(page) as usize;
-        self.valid[b] -= 1;
+        self.blk[b][VALID] -= 1;
     }
 
     /// Mark the valid pages of `block` at offsets `lo..hi` invalid at once; returns how
@@ -278,14 +284,14 @@ impl Nand {
             *w &= !mask;
             p += bits;
         }
-        self.valid[block as usize] -= n;
+        self.blk[block as usize][VALID] -= n;
         n
     }
 
     /// Mark every valid page of `block` invalid at once (its data was moved elsewhere).
     pub fn invalidate_block(&mut self, block: u32) {
         let first = self.first_page(block);
-        let end = first + self.write_ptr[block as usize];
+        let end = first + self.blk[block as usize][WP];
         let mut p = first;
         while p < end {
             let bits = (end - p).min(64 - (p & 63));
@@ -293,7 +299,7 @@ impl Nand {
             self.valid_bits[(p >> 6) as usize] &= !mask;
             p += bits;
         }
-        self.valid[block as usize] = 0;
+        self.blk[block as usize][VALID] = 0;
     }
 
     /// Read a page (reads of free or invalid pages are allowed and counted; ask
@@ -307,12 +313,12 @@ impl Nand {
     /// Erase a whole block. Panics if it still holds valid pages (data would be lost).
     pub fn erase(&mut self, block: u32, cause: Cause) {
         let b = block as usize;
-        assert!(self.valid[b] == 0, "NAND: erase of block {block} with {} valid pages", self.valid[b]);
+        assert!(self.blk[b][VALID] == 0, "NAND: erase of block {block} with {} valid pages", self.blk[b][VALID]);
         let first = self.first_page(block);
-        for p in first..first + self.write_ptr[b] {
+        for p in first..first + self.blk[b][WP] {
             debug_assert!(!self.bit(p));
         }
-        self.write_ptr[b] = 0;
+        self.blk[b][WP] = 0;
         self.erase_count[b] += 1;
         self.counters.add(OpKind::Erase, cause, 1);
     }
@@ -321,7 +327,7 @@ impl Nand {
     #[inline]
     pub fn next_valid(&self, block: u32, from: u32) -> Option<u32> {
         let first = self.first_page(block);
-        let (mut p, end) = (first + from, first + self.write_ptr[block as usize]);
+        let (mut p, end) = (first + from, first + self.blk[block as usize][WP]);
         while p < end {
             let word = self.valid_bits[(p >> 6) as usize] >> (p & 63);
             if word != 0 {
@@ -337,7 +343,7 @@ impl Nand {
     #[inline]
     pub fn valid_cursor(&self, block: u32, from: u32) -> ValidCursor {
         let first = self.first_page(block);
-        let (p, end) = (first + from, first + self.write_ptr[block as usize]);
+        let (p, end) = (first + from, first + self.blk[block as usize][WP]);
         let word = if p < end { self.valid_bits[(p >> 6) as usize] & (u64::MAX << (p & 63)) } else { 0 };
         ValidCursor { word, base: p & !63, end }
     }
@@ -369,13 +375,13 @@ impl Nand {
     /// pointer, free + valid + invalid = pages per block.
     pub fn check_block(&self, block: u32) -> Result<(), String> {
         let b = block as usize;
-        let (wp, first) = (self.write_ptr[b], self.first_page(block));
+        let (wp, first) = (self.blk[b][WP], self.first_page(block));
         if wp > self.ppb {
             return Err(format!("block {block}: write pointer {wp} beyond {} pages", self.ppb));
         }
         let valid = (first..first + wp).filter(|&p| self.bit(p)).count() as u32;
-        if valid != self.valid[b] {
-            return Err(format!("block {block}: valid count {} but {valid} valid bits", self.valid[b]));
+        if valid != self.blk[b][VALID] {
+            return Err(format!("block {block}: valid count {} but {valid} valid bits", self.blk[b][VALID]));
         }
         if let Some(p) = (first + wp..first + self.ppb).find(|&p| self.bit(p)) {
             return Err(format!("block {block}: free page {} marked valid", p - first));
@@ -393,7 +399,7 @@ impl Nand {
 
     /// Bytes of state per physical page (for memory accounting).
     pub fn memory_bytes(&self) -> usize {
-        self.write_ptr.len() * 12 + self.valid_bits.len() * 8
+        self.blk.len() * 12 + self.valid_bits.len() * 8
     }
 }
 

@@ -150,7 +150,7 @@ impl Units {
         how: (Cause, &[(u32, u32)]),
     ) -> (u64, Option<u32>) {
         let ((from, to), (cause, found), sb) = (range, how, self.sb);
-        let (block, data) = (self.block(unit, m), self.data[lbn as usize]);
+        let (block, data) = (self.block(unit, m), self.lu[lbn as usize].data);
         let first = block * self.ppb;
         let d = self.by_sb;
         let k0 = from + d.div_rem32(m + sb - d.div_rem32(from).1).1;

@@ -11,10 +11,17 @@ impl Units {
     /// Strict mode: the local checks of `lpn` after every operation; returns whether
     /// the full check is due (every time an eighth of the physical pages' worth of
     /// operations passed: amortised O(1)).
+    #[inline]
     pub fn strict_due(&mut self, lpn: u64) -> Result<bool, FtlError> {
         if !self.s.strict {
             return Ok(false);
         }
+        self.strict_step(lpn)
+    }
+
+    /// [`Self::strict_due`] in strict mode (out of line: the common case is the test).
+    #[inline(never)]
+    fn strict_step(&mut self, lpn: u64) -> Result<bool, FtlError> {
         self.check_lpn(lpn).map_err(FtlError::Invariant)?;
         self.strict_ops += 1;
         if self.strict_ops >= self.p2l.len() as u64 / 8 {
@@ -57,7 +64,7 @@ impl Units {
     fn check_lpn(&self, lpn: u64) -> Result<(), String> {
         self.check_mapped(lpn, |u| {
             let lbn = self.split(lpn).0;
-            if self.data[lbn as usize] == u || self.olog[lbn as usize] == u {
+            if self.lu[lbn as usize].data == u || self.lu[lbn as usize].olog == u {
                 lbn
             } else {
                 // Another logical unit's data unit, if any: not a cheap question, and
@@ -76,7 +83,7 @@ impl Units {
     pub fn check_all(&self) -> Result<(), String> {
         self.nand.check_all()?;
         let mut owner = vec![NONE; self.fill.len()];
-        for (lbn, &u) in self.data.iter().enumerate() {
+        for (lbn, u) in self.lu.iter().map(|l| l.data).enumerate() {
             if u != NONE {
                 if owner[u as usize] != NONE {
                     return Err(format!("unit {u} is the data unit of logical units {} and {lbn}", owner[u as usize]));
@@ -84,18 +91,18 @@ impl Units {
                 owner[u as usize] = lbn as u32;
             }
         }
-        for (lbn, &u) in self.olog.iter().enumerate() {
+        for (lbn, u) in self.lu.iter().map(|l| l.olog).enumerate() {
             if u != NONE {
-                if owner[u as usize] != NONE || self.data[lbn] == NONE {
+                if owner[u as usize] != NONE || self.lu[lbn].data == NONE {
                     return Err(format!("in-order log {u} of logical unit {lbn} is owned twice or has no data unit"));
                 }
                 owner[u as usize] = lbn as u32;
             }
         }
-        let mut per_lbn = vec![0u32; self.data.len()];
+        let mut per_lbn = vec![0u32; self.lu.len()];
         for (lpn, &e) in self.l2p.iter().enumerate() {
             let lbn = lpn as u64 / self.upp as u64;
-            if e == HOME && self.data[lbn as usize] == NONE {
+            if e == HOME && self.lu[lbn as usize].data == NONE {
                 return Err(format!("lpn {lpn} is home but logical unit {lbn} has no data unit"));
             }
             if e != NO_PAGE {
@@ -103,7 +110,7 @@ impl Units {
                 per_lbn[lbn as usize] += 1;
             }
         }
-        if per_lbn != self.lbn_valid {
+        if self.lu.iter().zip(&per_lbn).any(|(l, &n)| l.valid != n) {
             return Err("per-logical-unit valid counts differ from a recount".into());
         }
         let valid: u64 = (0..self.geo.blocks()).map(|b| self.nand.valid_count(b) as u64).sum();

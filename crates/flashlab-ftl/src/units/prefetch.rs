@@ -20,7 +20,7 @@ impl Units {
     /// data unit's bitmap words and valid counts, and the same of the free unit a merge
     /// in that unit's group would take next.
     pub fn prefetch_merge(&self, lbn: u32) {
-        if lbn as usize >= self.data.len() {
+        if lbn as usize >= self.lu.len() {
             return;
         }
         let base = lbn as usize * self.upp as usize;
@@ -31,7 +31,7 @@ impl Units {
     /// [`Self::prefetch_merge`] without the map entries, for a merge that is told
     /// where its stored entries are ([`super::Stored::In`]) and so does not scan them.
     pub fn prefetch_merge_bits(&self, lbn: u32) {
-        let Some(&data) = self.data.get(lbn as usize) else { return };
+        let Some(&super::Logical { data, .. }) = self.lu.get(lbn as usize) else { return };
         if data == NONE {
             return;
         }

@@ -19,14 +19,14 @@ impl Units {
         let fresh = self.clock == 0
             && self.stats == Default::default()
             && *self.nand.counters() == OpCounters::default()
-            && self.data.iter().all(|&u| u == NONE)
+            && self.lu.iter().all(|l| l.data == NONE)
             && self.next_group == 0;
         if self.s.track_content || self.s.strict || self.record_ops || !fresh {
             return Ok(false);
         }
         for lbn in 0..self.lbns() {
             let unit = self.alloc(None)?;
-            self.data[lbn as usize] = unit;
+            self.lu[lbn as usize].data = unit;
             let n = self.lbn_pages(lbn);
             for m in 0..self.sb.min(n) {
                 // Positions m, m + S, … below n: page offsets 0.. of member block m.
@@ -35,7 +35,7 @@ impl Units {
             }
             let base = lbn as usize * self.upp as usize;
             self.l2p[base..base + n as usize].fill(HOME);
-            self.lbn_valid[lbn as usize] = n;
+            self.lu[lbn as usize].valid = n;
             self.fill[unit as usize] = n;
         }
         let l = self.s.logical_pages;

@@ -34,7 +34,7 @@ impl Units {
         stored: Stored,
     ) -> u64 {
         let base = lbn as u64 * self.upp as u64;
-        let data = self.data[lbn as usize];
+        let data = self.lu[lbn as usize].data;
         let dst = self.block(unit, 0);
         let src = if data == NONE || data == unit { u32::MAX } else { self.block(data, 0) };
         let (first, src_first) = (dst * self.ppb, src.wrapping_mul(self.ppb));

@@ -9,7 +9,7 @@
 //! [`Nand::take_bits`], [`Nand::program_bits`]): the same state and counters as the
 //! word-list forms with `lo = 0` and one word.
 
-use super::Nand;
+use super::{Nand, VALID, WP};
 use crate::{Cause, OpKind};
 
 impl Nand {
@@ -73,7 +73,7 @@ impl Nand {
             taken += v.count_ones();
             p += n;
         }
-        self.valid[block as usize] -= taken;
+        self.blk[block as usize][VALID] -= taken;
         taken
     }
 
@@ -88,9 +88,9 @@ impl Nand {
             (lo + 64 * fw as u32 + words[fw].trailing_zeros(), lo + 64 * lw as u32 + 63 - words[lw].leading_zeros());
         let b = block as usize;
         assert!(
-            first_off >= self.write_ptr[b] && last_off < self.ppb,
+            first_off >= self.blk[b][WP] && last_off < self.ppb,
             "NAND: program of offsets {first_off}..={last_off} into block {block} at page {}",
-            self.write_ptr[b]
+            self.blk[b][WP]
         );
         let base = self.first_page(block) + lo;
         let mut n = 0;
@@ -103,8 +103,8 @@ impl Nand {
                 self.valid_bits[w + 1] |= v >> (64 - s);
             }
         }
-        self.write_ptr[b] = last_off + 1;
-        self.valid[b] += n;
+        self.blk[b][WP] = last_off + 1;
+        self.blk[b][VALID] += n;
         self.counters.add(OpKind::Program, cause, n as u64);
         n
     }
@@ -143,7 +143,7 @@ impl Nand {
         let v = (self.valid_bits[w] >> s) & mask & (u64::MAX >> (64 - self.ppb));
         assert!(v & moved == 0, "NAND: a page of block {block} is valid and moved from elsewhere");
         self.valid_bits[w] &= !(v << s);
-        self.valid[block as usize] -= v.count_ones();
+        self.blk[block as usize][VALID] -= v.count_ones();
         v
     }
 
@@ -160,14 +160,14 @@ impl Nand {
         let (first_off, last_off) = (bits.trailing_zeros(), 63 - bits.leading_zeros());
         let b = block as usize;
         assert!(
-            first_off >= self.write_ptr[b] && last_off < self.ppb,
+            first_off >= self.blk[b][WP] && last_off < self.ppb,
             "NAND: program of offsets {first_off}..={last_off} into block {block} at page {}",
-            self.write_ptr[b]
+            self.blk[b][WP]
         );
         let n = bits.count_ones();
         self.valid_bits[w] |= bits << s;
-        self.write_ptr[b] = last_off + 1;
-        self.valid[b] += n;
+        self.blk[b][WP] = last_off + 1;
+        self.blk[b][VALID] += n;
         self.counters.add(OpKind::Program, cause, n as u64);
         n
     }
