@@ -118,8 +118,7 @@ impl BastFtl {
             let (v, next) = self.victims();
             if let Some(n) = next {
                 // The next merge's tables arrive while this one copies.
-                self.u.prefetch_merge_bits(self.logs[n].lbn);
-                self.u.prefetch_unit(self.logs[n].unit);
+                self.u.prefetch_log_merge(self.logs[n].lbn, self.logs[n].unit);
             }
             self.merge(v)?;
             // The pool was full, so the victim's is the only (hence the first) free slot.

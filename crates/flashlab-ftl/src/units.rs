@@ -418,7 +418,7 @@ impl Units {
 
     /// The physical page of map entry `e` of offset `k` of logical unit `lbn` (see
     /// [`Self::lookup`]).
-    #[inline]
+    #[inline(always)]
     fn resolve(&self, e: u32, lbn: u32, k: u32) -> u32 {
         if e != HOME {
             return e;
@@ -447,12 +447,19 @@ impl Units {
 
     /// `lbn`'s in-order log `unit` goes out of order: its valid pages (all home) get
     /// stored locations, as any log page has, and it stops resolving `HOME` entries.
+    #[inline]
     pub fn end_in_order_log(&mut self, lbn: u32, unit: u32) {
         debug_assert_eq!(self.lu[lbn as usize].olog, unit);
         self.lu[lbn as usize].olog = NONE;
-        if self.fill[unit as usize] == 0 {
-            return;
+        if self.fill[unit as usize] != 0 {
+            self.store_log_locations(lbn, unit);
         }
+    }
+
+    /// [`Self::end_in_order_log`] of a log with programmed pages (out of line: under
+    /// random writes a log goes out of order at its first write, with no page yet).
+    #[inline(never)]
+    fn store_log_locations(&mut self, lbn: u32, unit: u32) {
         let base = lbn as u64 * self.upp as u64;
         let mut words = std::mem::take(&mut self.words);
         for m in 0..self.sb {

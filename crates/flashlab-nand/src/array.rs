@@ -150,6 +150,18 @@ impl Nand {
         }
     }
 
+    /// Hint that `block` will be read or changed soon as a whole (a merge's source or
+    /// destination): prefetch its bitmap word (the first, for blocks of several words)
+    /// and its write pointer and valid count.
+    #[inline]
+    pub fn prefetch_block_lines(&self, block: u32) {
+        let first = block as usize * self.ppb as usize;
+        if let (Some(w), Some(r)) = (self.valid_bits.get(first >> 6), self.blk.get(block as usize)) {
+            prefetch_line(w);
+            prefetch_line(r);
+        }
+    }
+
     /// State of one page.
     pub fn page_state(&self, page: u32) -> PageState {
         let b = self.block_of(page);

@@ -36,6 +36,7 @@ impl LogOrder {
     }
 
     /// Add slot `s` (not in the list) with key `k` at its place.
+    #[inline]
     pub fn insert(&mut self, s: usize, k: u64) {
         let s32 = s as u32;
         self.key[s] = k;
@@ -60,6 +61,7 @@ impl LogOrder {
     }
 
     /// Take slot `s` (in the list) out.
+    #[inline]
     pub fn remove(&mut self, s: usize) {
         let (p, n) = (self.prev[s], self.next[s]);
         if p == NIL {
@@ -101,6 +103,7 @@ impl LogOrder {
     }
 
     /// The first slot and the one after it (the victim and the next victim).
+    #[inline]
     pub fn first_two(&self) -> (usize, Option<usize>) {
         assert!(self.head != NIL, "a victim is chosen only from a non-empty pool");
         let n = self.next[self.head as usize];

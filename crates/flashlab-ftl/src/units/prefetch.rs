@@ -42,6 +42,31 @@ impl Units {
         }
     }
 
+    /// Hint that logical unit `lbn` will be merged soon with its log unit `log` (BAST's
+    /// next victim): [`Self::prefetch_merge_bits`] and [`Self::prefetch_unit`]. For
+    /// one-word units in one pass (each block computed once, no loops).
+    #[inline]
+    pub fn prefetch_log_merge(&self, lbn: u32, log: u32) {
+        if !self.one_word {
+            self.prefetch_merge_bits(lbn);
+            return self.prefetch_unit(log);
+        }
+        let ppb = self.ppb as usize;
+        let lb = self.block(log, 0) as usize;
+        // The log's programmed pages' reverse-map entries (usually one line).
+        prefetch_span(&self.p2l, lb * ppb, self.fill[log as usize] as usize);
+        self.nand.prefetch_block_lines(lb as u32);
+        let data = self.lu[lbn as usize].data;
+        if data != NONE {
+            let (i, g) = self.by_groups.div_rem32(data);
+            // `block(data, 0)` with S = 1.
+            self.nand.prefetch_block_lines(g * self.geo.blocks_per_plane + i);
+            if let Some(&dest) = self.free[g as usize].front() {
+                self.nand.prefetch_block_lines(self.block(dest, 0));
+            }
+        }
+    }
+
     /// Prefetch the reverse-map entries of the programmed pages, bitmap words and
     /// valid counts of `unit` (a log block, whose pages' entries a merge clears).
     pub fn prefetch_unit(&self, unit: u32) {
