@@ -15,67 +15,74 @@
 /// "No slot".
 const NIL: u32 = u32::MAX;
 
+/// One slot's place in the list: its key and neighbours side by side (one record, so
+/// a list operation touches one line and one bounds check per slot).
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    key: u64,
+    prev: u32,
+    next: u32,
+}
+
 /// The used slots of a log pool in `(key, index)` order, as a doubly linked list.
 pub(crate) struct LogOrder {
-    key: Vec<u64>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    nodes: Vec<Node>,
     head: u32,
     tail: u32,
 }
 
 impl LogOrder {
     pub fn new(slots: usize) -> Self {
-        LogOrder { key: vec![0; slots], prev: vec![NIL; slots], next: vec![NIL; slots], head: NIL, tail: NIL }
+        LogOrder { nodes: vec![Node { key: 0, prev: NIL, next: NIL }; slots], head: NIL, tail: NIL }
     }
 
     /// Whether slot `a` with key `ka` goes before slot `b` (in the list) in the order.
     #[inline]
     fn precedes(&self, ka: u64, a: u32, b: u32) -> bool {
-        (ka, a) < (self.key[b as usize], b)
+        (ka, a) < (self.nodes[b as usize].key, b)
     }
 
     /// Add slot `s` (not in the list) with key `k` at its place.
     #[inline]
     pub fn insert(&mut self, s: usize, k: u64) {
         let s32 = s as u32;
-        self.key[s] = k;
+        self.nodes[s].key = k;
         let mut at = self.tail;
         while at != NIL && self.precedes(k, s32, at) {
-            at = self.prev[at as usize];
+            at = self.nodes[at as usize].prev;
         }
         // `s` goes right after `at` (at the head when `at` is NIL).
-        let nx = if at == NIL { self.head } else { self.next[at as usize] };
-        self.prev[s] = at;
-        self.next[s] = nx;
+        let nx = if at == NIL { self.head } else { self.nodes[at as usize].next };
+        self.nodes[s].prev = at;
+        self.nodes[s].next = nx;
         if at == NIL {
             self.head = s32;
         } else {
-            self.next[at as usize] = s32;
+            self.nodes[at as usize].next = s32;
         }
         if nx == NIL {
             self.tail = s32;
         } else {
-            self.prev[nx as usize] = s32;
+            self.nodes[nx as usize].prev = s32;
         }
     }
 
     /// Take slot `s` (in the list) out.
     #[inline]
     pub fn remove(&mut self, s: usize) {
-        let (p, n) = (self.prev[s], self.next[s]);
+        let (p, n) = (self.nodes[s].prev, self.nodes[s].next);
         if p == NIL {
             self.head = n;
         } else {
-            self.next[p as usize] = n;
+            self.nodes[p as usize].next = n;
         }
         if n == NIL {
             self.tail = p;
         } else {
-            self.prev[n as usize] = p;
+            self.nodes[n as usize].prev = p;
         }
-        self.prev[s] = NIL;
-        self.next[s] = NIL;
+        self.nodes[s].prev = NIL;
+        self.nodes[s].next = NIL;
     }
 
     /// Give slot `s` (in the list) the key `k`, not smaller than its old one: at the
@@ -83,9 +90,9 @@ impl LogOrder {
     /// the new one), else it is moved.
     #[inline]
     pub fn raise(&mut self, s: usize, k: u64) {
-        debug_assert!(k >= self.key[s]);
+        debug_assert!(k >= self.nodes[s].key);
         if self.tail == s as u32 {
-            self.key[s] = k;
+            self.nodes[s].key = k;
         } else {
             self.remove(s);
             self.insert(s, k);
@@ -95,7 +102,7 @@ impl LogOrder {
     /// [`Self::raise`] slot `s` to `k` if it is in the list, else [`Self::insert`] it.
     #[inline]
     pub fn set(&mut self, s: usize, k: u64) {
-        if self.prev[s] != NIL || self.head == s as u32 {
+        if self.nodes[s].prev != NIL || self.head == s as u32 {
             self.raise(s, k);
         } else {
             self.insert(s, k);
@@ -106,7 +113,7 @@ impl LogOrder {
     #[inline]
     pub fn first_two(&self) -> (usize, Option<usize>) {
         assert!(self.head != NIL, "a victim is chosen only from a non-empty pool");
-        let n = self.next[self.head as usize];
+        let n = self.nodes[self.head as usize].next;
         (self.head as usize, (n != NIL).then_some(n as usize))
     }
 }

@@ -10,20 +10,22 @@
 pub(crate) struct Divisor {
     d: u64,
     shift: u32,
+    /// `d − 1`, the remainder's mask when `d` is a power of two.
+    mask: u64,
     pow2: bool,
 }
 
 impl Divisor {
     pub fn new(d: u32) -> Self {
         assert!(d > 0, "a divisor of zero");
-        Divisor { d: d as u64, shift: d.trailing_zeros(), pow2: d.is_power_of_two() }
+        Divisor { d: d as u64, shift: d.trailing_zeros(), mask: d as u64 - 1, pow2: d.is_power_of_two() }
     }
 
     /// `(x / d, x % d)`.
     #[inline]
     pub fn div_rem(self, x: u64) -> (u64, u64) {
         if self.pow2 {
-            (x >> self.shift, x & (self.d - 1))
+            (x >> self.shift, x & self.mask)
         } else {
             (x / self.d, x % self.d)
         }
@@ -32,8 +34,11 @@ impl Divisor {
     /// `(x / d, x % d)` of a `u32`.
     #[inline]
     pub fn div_rem32(self, x: u32) -> (u32, u32) {
-        let (q, r) = self.div_rem(x as u64);
-        (q as u32, r as u32)
+        if self.pow2 {
+            (x >> self.shift, x & self.mask as u32)
+        } else {
+            (x / self.d as u32, x % self.d as u32)
+        }
     }
 }
 
