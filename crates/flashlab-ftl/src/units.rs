@@ -233,16 +233,26 @@ impl Units {
     pub fn erase_unit(&mut self, unit: u32, cause: Cause) {
         // `block(unit, m)` with the division by the group count done once.
         let (i, g) = self.by_groups.div_rem32(unit);
-        for m in 0..self.sb {
-            let b = (g * self.sb + m) * self.geo.blocks_per_plane + i;
-            debug_assert_eq!(b, self.block(unit, m));
-            if self.nand.write_pointer(b) > 0 {
-                self.nand.erase(b, cause);
-                self.log(OpKind::Erase, cause, b * self.ppb);
+        if self.sb == 1 {
+            // One block (`block(unit, 0)`): no member loop.
+            self.erase_block(g * self.geo.blocks_per_plane + i, cause);
+        } else {
+            for m in 0..self.sb {
+                self.erase_block((g * self.sb + m) * self.geo.blocks_per_plane + i, cause);
             }
         }
+        debug_assert_eq!(self.unit_valid(unit), 0);
         self.fill[unit as usize] = 0;
         self.free[g as usize].push_back(unit);
+    }
+
+    /// Erase `block` (a member of a unit being erased) if it is programmed.
+    #[inline]
+    fn erase_block(&mut self, block: u32, cause: Cause) {
+        if self.nand.write_pointer(block) > 0 {
+            self.nand.erase(block, cause);
+            self.log(OpKind::Erase, cause, block * self.ppb);
+        }
     }
 
     #[inline]

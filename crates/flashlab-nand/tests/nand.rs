@@ -414,7 +414,8 @@ proptest! {
             }
             n.program_span(dst, before.min(lo), Cause::Host);
         }
-        let got = a2.take_bits(src, mask, moved);
+        let (got, taken) = a2.take_bits_counted(src, mask, moved);
+        prop_assert_eq!(taken, got.count_ones());
         let mut words = vec![0u64; (hi - lo).div_ceil(64) as usize];
         if !words.is_empty() {
             words[0] = moved >> lo;
@@ -422,7 +423,7 @@ proptest! {
         let count = b2.take_words(src, lo, hi, &mut words);
         prop_assert_eq!(got.count_ones(), count);
         prop_assert_eq!((got | moved) >> lo, words.first().copied().unwrap_or(0));
-        let n = a2.program_bits(dst, got | moved, Cause::Merge);
+        let n = a2.program_bits_counted(dst, got | moved, taken + moved.count_ones(), Cause::Merge);
         let m = b2.program_words(dst, lo, &words, Cause::Merge);
         prop_assert_eq!(n, m);
         prop_assert_eq!(a2.counters(), b2.counters());

@@ -44,7 +44,8 @@ impl Units {
             self.tags.copy_within(a..b, (first + from) as usize);
         }
         self.logged.clear();
-        let mut moved = 0u64;
+        // The pages moved from log blocks, as bits and counted (`moved_n`).
+        let (mut moved, mut moved_n) = (0u64, 0u32);
         match stored {
             Stored::In(NONE) => {}
             Stored::In(log) => {
@@ -58,7 +59,8 @@ impl Units {
                     debug_assert!(k < self.upp as u64, "log page {page} of another logical unit");
                     debug_assert_eq!(self.l2p[(base + k) as usize], page, "a stored location");
                     if (from as u64..to as u64).contains(&k) {
-                        moved |= self.take_stored_word(base, k as u32, page, at);
+                        let bit = self.take_stored_word(base, k as u32, page, at);
+                        (moved, moved_n) = (moved | bit, moved_n + (bit != 0) as u32);
                     }
                 }
             }
@@ -66,16 +68,18 @@ impl Units {
                 let mut found = std::mem::take(&mut self.found);
                 self.find_stored(base, from, to, &mut found);
                 for &(k, e) in &found {
-                    moved |= self.take_stored_word(base, k, e, at);
+                    let bit = self.take_stored_word(base, k, e, at);
+                    (moved, moved_n) = (moved | bit, moved_n + (bit != 0) as u32);
                 }
                 self.found = found;
             }
         }
-        let mut bits = moved;
+        let (mut bits, mut count) = (moved, moved_n);
         if src != u32::MAX {
-            bits |= self.nand.take_bits(src, range_mask(from, to), moved);
+            let (taken, n) = self.nand.take_bits_counted(src, range_mask(from, to), moved);
+            (bits, count) = (bits | taken, count + n);
         }
-        let n = self.nand.program_bits(dst, bits, cause) as u64;
+        let n = self.nand.program_bits_counted(dst, bits, count, cause) as u64;
         if bits != 0 {
             self.fill[unit as usize] = 64 - bits.leading_zeros();
         }

@@ -139,12 +139,23 @@ impl Nand {
     /// with them ([`Self::one_word_blocks`] geometries only).
     #[inline]
     pub fn take_bits(&mut self, block: u32, mask: u64, moved: u64) -> u64 {
+        self.take_bits_counted(block, mask, moved).0
+    }
+
+    /// [`Self::take_bits`], also returning how many pages it took. When they are all
+    /// the block's valid pages (a merge's whole range) that is the valid count, the
+    /// bitmap's popcount ([`Self::check_block`]), so no bits are counted.
+    #[inline]
+    pub fn take_bits_counted(&mut self, block: u32, mask: u64, moved: u64) -> (u64, u32) {
         let (w, s) = self.block_word(block);
-        let v = (self.valid_bits[w] >> s) & mask & (u64::MAX >> (64 - self.ppb));
+        let all = (self.valid_bits[w] >> s) & (u64::MAX >> (64 - self.ppb));
+        let v = all & mask;
         assert!(v & moved == 0, "NAND: a page of block {block} is valid and moved from elsewhere");
         self.valid_bits[w] &= !(v << s);
-        self.blk[block as usize][VALID] -= v.count_ones();
-        v
+        let b = block as usize;
+        let n = if v == all { self.blk[b][VALID] } else { v.count_ones() };
+        self.blk[b][VALID] -= n;
+        (v, n)
     }
 
     /// Program the pages of `block` at the offsets set in `bits` (bit `i` = offset `i`;
@@ -153,6 +164,14 @@ impl Nand {
     /// geometries only). Returns the pages programmed.
     #[inline]
     pub fn program_bits(&mut self, block: u32, bits: u64, cause: Cause) -> u32 {
+        self.program_bits_counted(block, bits, bits.count_ones(), cause)
+    }
+
+    /// [`Self::program_bits`] with the number of set bits of `bits` given (`n`; the
+    /// caller counted them as it gathered them).
+    #[inline]
+    pub fn program_bits_counted(&mut self, block: u32, bits: u64, n: u32, cause: Cause) -> u32 {
+        debug_assert_eq!(n, bits.count_ones(), "NAND: {n} pages to program at bits {bits:#x}");
         if bits == 0 {
             return 0;
         }
@@ -164,7 +183,6 @@ impl Nand {
             "NAND: program of offsets {first_off}..={last_off} into block {block} at page {}",
             self.blk[b][WP]
         );
-        let n = bits.count_ones();
         self.valid_bits[w] |= bits << s;
         self.blk[b][WP] = last_off + 1;
         self.blk[b][VALID] += n;
