@@ -23,6 +23,7 @@ mod error;
 mod fs;
 pub mod fsbench;
 mod gc;
+mod gc_scan;
 mod hot;
 pub mod hot_truth;
 mod idx_encode;
