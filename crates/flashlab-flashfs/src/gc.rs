@@ -5,9 +5,9 @@
 //! the erased LEB without harm.
 
 use crate::codec::{leaf_key, parse_hdr};
+use crate::gc_scan::Scan;
 use crate::error::FsResult;
 use crate::fs::{Fs, Lprops, F_TAKEN, GC};
-use crate::gc_scan::Scan;
 use crate::journal::Pending;
 
 use crate::node::{align, Hdr, Loc, HDR};

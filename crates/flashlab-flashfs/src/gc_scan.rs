@@ -19,7 +19,7 @@
 //! at one header per page).
 
 use crate::codec::parse_hdr_fields;
-use crate::node::{align, Bad, Hdr, HDR, NODE_MAGIC};
+use crate::node::{align, Bad, Hdr, HDR};
 use crc32fast::Hasher;
 
 /// A good node the scan copied: its header, its offset in the LEB and its
@@ -146,25 +146,6 @@ impl Scan {
                         return;
                     }
                     cur = cur.max(c.pos);
-                    let r = (c.pos + 1).next_multiple_of(self.min_io);
-                    if c.pos + HDR <= seg_end && r >= c.pos + HDR {
-                        // The whole header is in this part and no chain
-                        // would start inside it: decide on it in place.
-                        let at = c.pos - off;
-                        let b = &part[at..at + HDR];
-                        let magic = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                        if magic != NODE_MAGIC && magic != 0xFFFF_FFFF {
-                            // `parse_hdr`'s `Bad::Zeros` or `Bad::Corrupt`.
-                            c.pos = r;
-                            continue;
-                        }
-                        let mut head = [0; HDR];
-                        head.copy_from_slice(b);
-                        c.st = St::Head { got: HDR, b: head };
-                        cur = c.pos + HDR;
-                        self.decide(i, keep);
-                        continue;
-                    }
                     c.st = St::Head { got: 0, b: [0; HDR] };
                     continue;
                 }

@@ -63,13 +63,7 @@ impl Rng {
 
 fn data(rng: &mut Rng, len: usize) -> Node {
     let payload = (0..len).map(|_| rng.next() as u8).collect();
-    Node::Data(DataNode {
-        inum: rng.below(9) as u32 + 1,
-        block: rng.below(50) as u32,
-        size: len as u32,
-        compr: 0,
-        payload,
-    })
+    Node::Data(DataNode { inum: rng.below(9) as u32 + 1, block: rng.below(50) as u32, size: len as u32, compr: 0, payload })
 }
 
 fn ino(rng: &mut Rng) -> Node {
