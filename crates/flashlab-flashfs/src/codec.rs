@@ -328,18 +328,6 @@ pub fn parse_hdr(b: &[u8]) -> Result<Hdr, Bad> {
     if b.len() < HDR {
         return Err(if b.iter().all(|x| *x == 0xFF) { Bad::Empty } else { Bad::Corrupt });
     }
-    let (h, crc) = parse_hdr_fields(b, b.len())?;
-    if crc32fast::hash(&b[8..h.len as usize]) != crc {
-        return Err(Bad::Corrupt);
-    }
-    Ok(h)
-}
-
-/// [`parse_hdr`]'s checks of the header's own bytes (`b` holds at least
-/// [`HDR`] bytes; `avail` bytes from the header's start may belong to the
-/// node): magic and length. Returns the header and the CRC it claims for
-/// bytes 8..len, which the caller checks (the GC scan streams it).
-pub fn parse_hdr_fields(b: &[u8], avail: usize) -> Result<(Hdr, u32), Bad> {
     let magic = u32::from_le_bytes(b[0..4].try_into().unwrap_or([0; 4]));
     if magic != NODE_MAGIC {
         return Err(match magic {
@@ -349,12 +337,15 @@ pub fn parse_hdr_fields(b: &[u8], avail: usize) -> Result<(Hdr, u32), Bad> {
         });
     }
     let len = u32::from_le_bytes(b[16..20].try_into().unwrap_or([0; 4]));
-    if (len as usize) < HDR || len as usize > avail {
+    if (len as usize) < HDR || len as usize > b.len() {
         return Err(Bad::Corrupt);
     }
     let crc = u32::from_le_bytes(b[4..8].try_into().unwrap_or([0; 4]));
+    if crc32fast::hash(&b[8..len as usize]) != crc {
+        return Err(Bad::Corrupt);
+    }
     let sqnum = u64::from_le_bytes(b[8..16].try_into().unwrap_or([0; 8]));
-    Ok((Hdr { sqnum, len, ntype: b[20], group: b[21] }, crc))
+    Ok(Hdr { sqnum, len, ntype: b[20], group: b[21] })
 }
 
 /// Parses a whole node; None when the payload does not decode.

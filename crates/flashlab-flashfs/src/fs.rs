@@ -124,8 +124,8 @@ pub struct Fs {
     /// Scratch buffer for the data nodes writes read (kept between calls so
     /// that a read costs no allocation; contents meaningless between calls).
     pub(crate) node_buf: Vec<u8>,
-    /// GC's streaming scan of its victim (its buffers kept between runs).
-    pub(crate) gc_scan: crate::gc_scan::Scan,
+    /// Scratch buffer for the LEBs GC reads whole (as `node_buf`).
+    pub(crate) gc_buf: Vec<u8>,
 }
 
 impl Fs {
@@ -165,7 +165,7 @@ impl Fs {
             now_ns: 0,
             bg_commit: false,
             node_buf: Vec::new(),
-            gc_scan: Default::default(),
+            gc_buf: Vec::new(),
             bud_start_bytes: 0,
             reserved_bytes: 0,
             nospace: false,

@@ -5,12 +5,11 @@
 //! the erased LEB without harm.
 
 use crate::codec::{leaf_key, parse_hdr};
-use crate::gc_scan::Scan;
 use crate::error::FsResult;
 use crate::fs::{Fs, Lprops, F_TAKEN, GC};
 use crate::journal::Pending;
 
-use crate::node::{align, Hdr, Loc, HDR};
+use crate::node::{align, Bad, Hdr, Loc, HDR};
 use flashlab_mtd::Cause;
 
 impl Fs {
@@ -73,34 +72,30 @@ impl Fs {
         if self.lpt_bitmap_on() {
             return self.gc_collect_valid(v);
         }
-        // The scan's buffers are kept between runs.
-        let mut scan = std::mem::take(&mut self.gc_scan);
-        let r = self.gc_scan_leb(v, &mut scan);
-        self.gc_scan = scan;
+        let written = self.geo.leb_bytes - self.lp[v as usize].free;
+        // The LEB buffer is kept between runs (every byte of it is read over).
+        let mut buf = std::mem::take(&mut self.gc_buf);
+        buf.resize(written as usize, 0);
+        let r = self.gc_scan_leb(v, &mut buf);
+        self.gc_buf = buf;
         r
     }
 
-    /// Reads the victim's written bytes, scanning them in place as they are
-    /// read (`gc_scan.rs`: every node checked as `parse_hdr` checks it, as
-    /// `ubifs_scan` does for `ubifs_garbage_collect_leb`, fs/ubifs/gc.c), then
-    /// hands each good node the page map does not already show dead to
-    /// `gc_move`, in order. The nodes it skips are the ones `gc_move` would
-    /// turn down first (a page they span holds no live node: the victim's
-    /// pages only lose live nodes while its nodes move), and it has no other
-    /// effect on them.
-    fn gc_scan_leb(&mut self, v: u32, scan: &mut Scan) -> FsResult<()> {
-        let written = self.geo.leb_bytes - self.lp[v as usize].free;
-        scan.start(written as usize, self.geo.min_io as usize);
-        let vmap = &self.vmap;
-        let mut keep = |offs: u32, len: u32| !vmap.spans_a_dead_page(Loc { lnum: v, offs, len });
-        self.ubi.leb_read_with(self.vol, v, 0, written as usize, Cause::Gc, &mut |at, part| {
-            scan.feed(at, part, &mut keep)
-        })?;
-        self.counters.gc_pages_read += written.div_ceil(self.geo.min_io) as u64;
-        let (found, bytes) = scan.found();
-        for f in found {
-            let loc = Loc { lnum: v, offs: f.offs, len: f.h.len };
-            self.gc_move(&bytes[f.at..f.end], &f.h, loc)?;
+    fn gc_scan_leb(&mut self, v: u32, buf: &mut [u8]) -> FsResult<()> {
+        self.ubi.leb_read(self.vol, v, 0, buf, Cause::Gc)?;
+        self.counters.gc_pages_read += (buf.len() as u32).div_ceil(self.geo.min_io) as u64;
+        let mut pos = 0usize;
+        while pos + HDR <= buf.len() {
+            match parse_hdr(&buf[pos..]) {
+                Ok(h) => {
+                    let len = h.len as usize;
+                    let loc = Loc { lnum: v, offs: pos as u32, len: h.len };
+                    let _ = self.gc_move(&buf[pos..pos + align(len).min(buf.len() - pos)], &h, loc)?;
+                    pos += align(len);
+                }
+                Err(Bad::Empty) => break,
+                Err(_) => pos = (pos + 1).next_multiple_of(self.geo.min_io as usize),
+            }
         }
         Ok(())
     }

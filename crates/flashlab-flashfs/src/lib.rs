@@ -23,7 +23,6 @@ mod error;
 mod fs;
 pub mod fsbench;
 mod gc;
-mod gc_scan;
 mod hot;
 pub mod hot_truth;
 mod idx_encode;
