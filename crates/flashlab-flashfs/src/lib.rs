@@ -37,6 +37,7 @@ mod lprops;
 mod lpsets;
 mod lz4_memo;
 mod lz4_probe;
+mod lz4_seen;
 mod measured;
 
 pub mod model;
