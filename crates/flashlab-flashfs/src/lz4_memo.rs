@@ -113,10 +113,18 @@ impl TailMemo {
             return finds_no_match(data);
         }
         if self.tail.len() + HEAD != n || self.tail[..] != data[HEAD..] {
+            // A block equal to one probed before is answered as that one
+            // was; the tail and its summary stay as they are (they still
+            // describe each other), so no copy of the tail is made.
+            if let Some(answer) = self.seen.get(data) {
+                return answer;
+            }
             self.tail.clear();
             self.tail.extend_from_slice(&data[HEAD..]);
             self.spare = self.summary.take().or(self.spare.take());
-            return self.seen.finds_no_match(data);
+            let answer = finds_no_match(data);
+            self.seen.put(data, answer);
+            return answer;
         }
         let summary = match &mut self.summary {
             Some(s) => s,

@@ -1,4 +1,4 @@
-//! [`finds_no_match`]'s answer for a block probed before, kept by content.
+//! [`finds_no_match`](crate::lz4_probe::finds_no_match)'s answer for a block probed before, kept by content.
 //!
 //! The answer depends on the block's bytes alone, so a block equal to one
 //! probed earlier has that block's answer. Workloads write the same blocks
@@ -11,8 +11,6 @@
 //! its bytes compared equal to the block's in full, so a stale or colliding
 //! entry costs a comparison, never a wrong answer. Entries live in one
 //! zero-allocated buffer, so only the entries used take the process's memory.
-
-use crate::lz4_probe::finds_no_match;
 
 /// The longest block kept (flashfs's data block); longer ones are probed.
 pub(crate) const SLOT: usize = 4096;
@@ -62,12 +60,13 @@ impl SeenBlocks {
         }
     }
 
-    /// Exactly [`finds_no_match`]`(data)`, for a block of at least 16 bytes.
-    pub(crate) fn finds_no_match(&mut self, data: &[u8]) -> bool {
-        let n = data.len();
-        if !(16..=SLOT).contains(&n) {
-            return finds_no_match(data);
-        }
+    /// Whether `data` (16 bytes to [`SLOT`]) can be kept here.
+    fn fits(data: &[u8]) -> bool {
+        (16..=SLOT).contains(&data.len())
+    }
+
+    /// The set `data` belongs to, and its key; the table is made on first use.
+    fn set_of(&mut self, data: &[u8]) -> (usize, u64) {
         if self.keys.is_empty() {
             let entries = self.sets * WAYS;
             self.keys = vec![0; entries];
@@ -77,30 +76,55 @@ impl SeenBlocks {
             self.bytes = vec![0; entries * SLOT];
         }
         let key = key_of(data);
-        let set = (key >> 32) as usize & (self.sets - 1);
-        for way in 0..WAYS {
-            let e = set * WAYS + way;
-            if self.keys[e] == key && self.lens[e] as usize == n && self.bytes[e * SLOT..e * SLOT + n] == *data {
-                return self.answers[e];
-            }
+        ((key >> 32) as usize & (self.sets - 1), key)
+    }
+
+    /// [`finds_no_match`](crate::lz4_probe::finds_no_match)`(data)` if a block equal to `data` was put here
+    /// (and not replaced since).
+    pub(crate) fn get(&mut self, data: &[u8]) -> Option<bool> {
+        if !Self::fits(data) {
+            return None;
         }
-        let answer = finds_no_match(data);
+        let n = data.len();
+        let (set, key) = self.set_of(data);
+        (set * WAYS..(set + 1) * WAYS)
+            .find(|&e| self.keys[e] == key && self.lens[e] as usize == n && self.bytes[e * SLOT..e * SLOT + n] == *data)
+            .map(|e| self.answers[e])
+    }
+
+    /// Keeps `answer`, which must be [`finds_no_match`](crate::lz4_probe::finds_no_match)`(data)`, for `data`
+    /// (in place of the oldest block of its set).
+    pub(crate) fn put(&mut self, data: &[u8], answer: bool) {
+        if !Self::fits(data) {
+            return;
+        }
+        let n = data.len();
+        let (set, key) = self.set_of(data);
         let way = self.next[set] as usize;
-        let e = set * WAYS + way;
         self.next[set] = ((way + 1) % WAYS) as u8;
+        let e = set * WAYS + way;
         self.keys[e] = key;
         self.lens[e] = n as u16;
         self.answers[e] = answer;
         self.bytes[e * SLOT..e * SLOT + n].copy_from_slice(data);
-        answer
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lz4_probe::finds_no_match;
     use crate::lz4_probe::tests::block;
     use proptest::prelude::*;
+
+    /// The memo's answer, or the probe's (then kept), as `TailMemo` asks.
+    fn answer(memo: &mut SeenBlocks, data: &[u8]) -> bool {
+        memo.get(data).unwrap_or_else(|| {
+            let a = finds_no_match(data);
+            memo.put(data, a);
+            a
+        })
+    }
 
     proptest! {
         /// Blocks drawn again and again from a pool (some changed in one
@@ -118,7 +142,7 @@ mod tests {
                     let at = at % b.len();
                     b[at] = v;
                 }
-                prop_assert_eq!(memo.finds_no_match(&b), finds_no_match(&b), "len {}", b.len());
+                prop_assert_eq!(answer(&mut memo, &b), finds_no_match(&b), "len {}", b.len());
             }
         }
     }
@@ -137,15 +161,16 @@ mod tests {
         let mut memo = SeenBlocks::new();
         for _ in 0..3 {
             for b in chunk.chunks(SLOT) {
-                assert_eq!(memo.finds_no_match(b), finds_no_match(b));
+                assert_eq!(answer(&mut memo, b), finds_no_match(b));
             }
         }
         let held = memo.lens.iter().filter(|&&l| l > 0).count();
         assert_eq!(held, 256, "every block of the chunk is kept");
+        assert!(chunk.chunks(SLOT).all(|b| memo.get(b) == Some(finds_no_match(b))));
         // Equal words at the keyed places, different bytes elsewhere: a miss, not a wrong answer.
         let mut z = vec![0u8; SLOT];
-        assert!(!memo.finds_no_match(&z));
+        assert!(!answer(&mut memo, &z));
         z[100..104].copy_from_slice(&[1, 2, 3, 4]);
-        assert_eq!(memo.finds_no_match(&z), finds_no_match(&z));
+        assert_eq!(answer(&mut memo, &z), finds_no_match(&z));
     }
 }
