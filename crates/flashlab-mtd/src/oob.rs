@@ -31,14 +31,22 @@ impl Oob {
         i / self.per_block.max(1)
     }
 
-    /// Byte `i`. A block not written since its erase reads 0xFF without its
-    /// bytes being touched (a mount's bad-block scan reads every block's
-    /// marker: one page of the table each, which the kernel would map in).
+    /// Byte `i`.
+    #[cfg(test)]
     pub fn get(&self, i: usize) -> u8 {
-        if !self.written[self.block_of(i)] {
+        !self.inv[i]
+    }
+
+    /// The first byte of `block`'s OOB (its first page's bad-block marker).
+    /// A block not written since its erase reads 0xFF without its bytes
+    /// being touched: the marker is checked on every program and on the
+    /// mount's scan of every block, and one page of the table per block
+    /// would otherwise be mapped in by the kernel only to read 0xFF.
+    pub fn marker(&self, block: usize) -> u8 {
+        if !self.written[block] {
             return 0xFF;
         }
-        !self.inv[i]
+        !self.inv[block * self.per_block]
     }
 
     /// Bytes `at .. at + out.len()` into `out`.
@@ -124,6 +132,8 @@ mod tests {
                 }
             }
             assert_eq!(o.get(i), plain[i]);
+            let b = i / per;
+            assert_eq!(o.marker(b), plain[b * per], "block {b}'s first byte");
         }
         let mut all = vec![0u8; plain.len()];
         o.read(0, &mut all);
