@@ -26,7 +26,7 @@ const SETS: usize = 512;
 fn key_of(data: &[u8]) -> u64 {
     let n = data.len();
     let w = |i: usize| u64::from_le_bytes(data[i..i + 8].try_into().expect("8 bytes"));
-    let k = w(0) ^ w(8).rotate_left(17) ^ w(n / 2 & !7).rotate_left(31) ^ w(n - 8).rotate_left(47);
+    let k = w(0) ^ w(8).rotate_left(17) ^ w((n / 2) & !7).rotate_left(31) ^ w(n - 8).rotate_left(47);
     (k ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
