@@ -53,6 +53,8 @@ mod stats;
 mod tnc;
 mod tnc_arena;
 #[cfg(test)]
+mod tnc_cursor_test;
+#[cfg(test)]
 mod tnc_oracle;
 #[cfg(test)]
 mod tnc_vs_oracle;
