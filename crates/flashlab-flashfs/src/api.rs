@@ -232,6 +232,9 @@ impl Fs {
         let size = self.inode(inum)?.size;
         let end = (offset + len as u64).min(size);
         let mut out = Vec::with_capacity(end.saturating_sub(offset) as usize + BLOCK as usize);
+        // The TNC leaf of the last block: the next block's key is most
+        // likely in it (nothing changes the TNC during the read).
+        let mut leaf = None;
         let mut pos = offset;
         while pos < end {
             let b = (pos / BLOCK) as u32;
@@ -240,7 +243,7 @@ impl Fs {
             // The whole block goes to the end of `out`, then its part before
             // the read is moved out of the way (none for aligned reads).
             let at = out.len();
-            self.append_block(inum, b, size, &mut out)?;
+            self.append_block(inum, b, size, &mut out, &mut leaf)?;
             if s > 0 {
                 out.copy_within(at + s..at + e, at);
             }
@@ -253,15 +256,23 @@ impl Fs {
     /// One 4 KiB block, zero-filled past its data and past `size`.
     fn read_block(&mut self, inum: u32, b: u32, size: u64) -> FsResult<Vec<u8>> {
         let mut block = Vec::with_capacity(BLOCK as usize);
-        self.append_block(inum, b, size, &mut block)?;
+        self.append_block(inum, b, size, &mut block, &mut None)?;
         Ok(block)
     }
 
     /// Appends block `b` (4 KiB, zero-filled past its data and past `size`)
     /// to `out`: the data node's bytes are copied once, from the node read.
-    fn append_block(&mut self, inum: u32, b: u32, size: u64, out: &mut Vec<u8>) -> FsResult<()> {
+    /// `leaf`: the TNC cursor of `Tnc::lookup_near`.
+    fn append_block(
+        &mut self,
+        inum: u32,
+        b: u32,
+        size: u64,
+        out: &mut Vec<u8>,
+        leaf: &mut Option<usize>,
+    ) -> FsResult<()> {
         let at = out.len();
-        self.read_old_block(inum, b, out)?;
+        self.read_old_block(inum, b, out, leaf)?;
         out.resize(at + BLOCK as usize, 0);
         let valid = size.saturating_sub(b as u64 * BLOCK).min(BLOCK) as usize;
         out[at + valid..].fill(0);
@@ -271,8 +282,8 @@ impl Fs {
     /// Reads and checks block `b`'s data node, if it has one, as `read_node`
     /// would (flash read, header and CRC, payload decompressed), and appends
     /// its bytes (at most a block) to `out`.
-    fn read_old_block(&mut self, inum: u32, b: u32, out: &mut Vec<u8>) -> FsResult<()> {
-        let Some(loc) = self.idx_lookup(&Key::data(inum, b)) else { return Ok(()) };
+    fn read_old_block(&mut self, inum: u32, b: u32, out: &mut Vec<u8>, leaf: &mut Option<usize>) -> FsResult<()> {
+        let Some(loc) = self.idx_lookup_near(&Key::data(inum, b), leaf) else { return Ok(()) };
         let mut buf = std::mem::take(&mut self.node_buf);
         buf.resize(loc.len as usize, 0);
         let r = self

@@ -168,6 +168,15 @@ impl Fs {
         }
     }
 
+    /// [`Fs::idx_lookup`] through a TNC cursor (`Tnc::lookup_near`: keys
+    /// looked up in a row with no index change in between).
+    pub(crate) fn idx_lookup_near(&self, key: &Key, leaf: &mut Option<usize>) -> Option<Loc> {
+        match self.hot.overlay.get(key) {
+            Some(v) => *v,
+            None => self.tnc.lookup_near(key, leaf),
+        }
+    }
+
     /// Current entries with lo <= key < hi, in order.
     pub(crate) fn idx_range(&self, lo: &Key, hi: &Key) -> Vec<(Key, Loc)> {
         let base = self.tnc.range(lo, hi);

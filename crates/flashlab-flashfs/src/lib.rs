@@ -37,6 +37,7 @@ mod lprops;
 mod lpsets;
 mod lz4_memo;
 mod lz4_probe;
+mod lz4_seen;
 mod measured;
 
 pub mod model;
@@ -51,6 +52,8 @@ mod statfs;
 mod stats;
 mod tnc;
 mod tnc_arena;
+#[cfg(test)]
+mod tnc_cursor_test;
 #[cfg(test)]
 mod tnc_oracle;
 #[cfg(test)]

@@ -32,6 +32,7 @@
 //! tails, with heads copied from the tail so that head and tail words collide.
 
 use crate::lz4_probe::{finds_no_match, replayed, slot, word, MFLIMIT, SKIP_SHIFT, TABLE};
+use crate::lz4_seen::SeenBlocks;
 
 /// Bytes at the front of a block that may differ from the previous block's.
 pub(crate) const HEAD: usize = 8;
@@ -96,11 +97,13 @@ pub(crate) struct TailMemo {
     summary: Option<Summary>,
     /// A summary's tables, kept for the next tail.
     spare: Option<Summary>,
+    /// Blocks with a new tail: answered from an equal block probed before.
+    seen: SeenBlocks,
 }
 
 impl TailMemo {
     pub(crate) const fn new() -> TailMemo {
-        TailMemo { tail: Vec::new(), summary: None, spare: None }
+        TailMemo { tail: Vec::new(), summary: None, spare: None, seen: SeenBlocks::new() }
     }
 
     /// Exactly [`finds_no_match`]`(data)`.
@@ -110,10 +113,18 @@ impl TailMemo {
             return finds_no_match(data);
         }
         if self.tail.len() + HEAD != n || self.tail[..] != data[HEAD..] {
+            // A block equal to one probed before is answered as that one
+            // was; the tail and its summary stay as they are (they still
+            // describe each other), so no copy of the tail is made.
+            if let Some(answer) = self.seen.get(data) {
+                return answer;
+            }
             self.tail.clear();
             self.tail.extend_from_slice(&data[HEAD..]);
             self.spare = self.summary.take().or(self.spare.take());
-            return finds_no_match(data);
+            let answer = finds_no_match(data);
+            self.seen.put(data, answer);
+            return answer;
         }
         let summary = match &mut self.summary {
             Some(s) => s,

@@ -151,6 +151,36 @@ impl Tnc {
         }
     }
 
+    /// [`Tnc::lookup`] for keys looked up one after another with no change to
+    /// the TNC in between (the blocks of one read): `leaf` is the leaf znode
+    /// the last key was looked for in (None at first). A key that leaf holds
+    /// is found there without the walk from the root; else the walk runs and
+    /// `leaf` becomes its leaf. The same answer as `lookup`: keys are unique
+    /// in the tree, so a leaf of the unchanged tree holding the key is the
+    /// one the walk reaches (proptest `tnc_cursor_test.rs`). As
+    /// `ubifs_tnc_next_ent` goes on from its znode rather than from the root.
+    pub fn lookup_near(&self, key: &Key, leaf: &mut Option<usize>) -> Option<Loc> {
+        let k = SKey::of(key);
+        if let Some(n) = leaf.filter(|&n| self.a.is_live(n) && self.a.hdr[n].level == 0) {
+            if let Ok(i) = self.a.search(n, &k) {
+                return match self.a.br(n, i) {
+                    Br::Leaf(l) => Some(l),
+                    Br::Child(_) => None,
+                };
+            }
+        }
+        let mut n = self.root?;
+        while self.a.hdr[n].level > 0 {
+            n = self.a.child(n, self.a.child_pos(n, &k));
+        }
+        *leaf = Some(n);
+        let i = self.a.search(n, &k).ok()?;
+        match self.a.br(n, i) {
+            Br::Leaf(l) => Some(l),
+            Br::Child(_) => None,
+        }
+    }
+
     /// Inserts or replaces; returns the replaced location.
     pub fn insert(&mut self, key: &Key, loc: Loc) -> Option<Loc> {
         let Some(r) = self.root else {

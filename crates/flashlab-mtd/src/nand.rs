@@ -123,7 +123,7 @@ impl Nand {
         let mut placed = 0;
         while placed < self.cfg.faults.factory_bad_blocks {
             let b = self.rng.gen_range(1..self.cfg.blocks);
-            if self.oob.get(self.oob_index(b, 0)) == 0xFF {
+            if self.oob.marker(b as usize) == 0xFF {
                 let i = self.oob_index(b, 0);
                 self.oob.set(i, 0);
                 self.worn[b as usize] = true;
@@ -556,7 +556,7 @@ impl Nand {
     }
 
     fn is_marked_bad(&self, block: u32) -> bool {
-        self.oob.get(self.oob_index(block, 0)) != 0xFF
+        self.oob.marker(block as usize) != 0xFF
     }
 
     /// block2mtd has no OOB area (`mtd->oobsize` 0).

@@ -32,13 +32,31 @@ impl Oob {
     }
 
     /// Byte `i`.
+    #[cfg(test)]
     pub fn get(&self, i: usize) -> u8 {
         !self.inv[i]
+    }
+
+    /// The first byte of `block`'s OOB (its first page's bad-block marker).
+    /// A block not written since its erase reads 0xFF without its bytes
+    /// being touched: the marker is checked on every program and on the
+    /// mount's scan of every block, and one page of the table per block
+    /// would otherwise be mapped in by the kernel only to read 0xFF.
+    pub fn marker(&self, block: usize) -> u8 {
+        if !self.written[block] {
+            return 0xFF;
+        }
+        !self.inv[block * self.per_block]
     }
 
     /// Bytes `at .. at + out.len()` into `out`.
     pub fn read(&self, at: usize, out: &mut [u8]) {
         let n = out.len();
+        if n > 0 && (self.block_of(at)..=self.block_of(at + n - 1)).all(|b| !self.written[b]) {
+            assert!(at + n <= self.inv.len(), "OOB read past the table");
+            out.fill(0xFF);
+            return;
+        }
         for (o, v) in out.iter_mut().zip(&self.inv[at..at + n]) {
             *o = !v;
         }
@@ -114,10 +132,21 @@ mod tests {
                 }
             }
             assert_eq!(o.get(i), plain[i]);
+            let b = i / per;
+            assert_eq!(o.marker(b), plain[b * per], "block {b}'s first byte");
         }
         let mut all = vec![0u8; plain.len()];
         o.read(0, &mut all);
         assert_eq!((all.clone(), o.bytes(), o.len()), (plain.clone(), plain.clone(), plain.len()));
+        // Block by block and across two blocks: written ones read their
+        // bytes, erased ones 0xFF without the table.
+        o.erase_block(2);
+        plain[2 * per..3 * per].fill(0xFF);
+        for (at, n) in (0..blocks).map(|b| (b * per, per)).chain([(per + 3, per), (2 * per + 1, 4)]) {
+            let mut part = vec![0u8; n];
+            o.read(at, &mut part);
+            assert_eq!(part, plain[at..at + n], "bytes {at}..{}", at + n);
+        }
         let mut r = Oob::new(blocks, per);
         r.restore(&plain);
         assert_eq!(r.bytes(), plain);

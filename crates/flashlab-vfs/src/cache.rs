@@ -533,11 +533,12 @@ impl<F: FileSystem> PageCache<F> {
     /// each cached batch (`filemap_get_read_batch`, at most `READ_BATCH`
     /// pages) an asynchronous one when it carries the read-ahead mark
     /// (`filemap_readahead`); `prev_pos` is left just past the read.
-    fn do_read(&mut self, fd: Fd, offset: u64, len: usize) -> Result<Vec<u8>, F::Error> {
+    fn do_read(&mut self, fd: Fd, offset: u64, len: usize, out: &mut Vec<u8>) -> Result<(), F::Error> {
+        out.clear();
         let inum = self.fd_inum(fd)?;
         let size = self.inodes.get(&inum).map_or(0, |i| i.size);
         let end = (offset + len as u64).min(size);
-        let mut out = Vec::with_capacity(end.saturating_sub(offset) as usize);
+        out.reserve(end.saturating_sub(offset) as usize);
         // "last_index": the page after the read, as asked (not clipped).
         let last = (offset + len as u64).div_ceil(PAGE_BYTES);
         let mut pos = offset;
@@ -575,7 +576,7 @@ impl<F: FileSystem> PageCache<F> {
                 }
                 let s = (pos % PAGE_BYTES) as usize;
                 let e = ((end - i * PAGE_BYTES).min(PAGE_BYTES)) as usize;
-                self.frames.append(f, s, e, &mut out);
+                self.frames.append(f, s, e, out);
                 pos = i * PAGE_BYTES + e as u64;
             }
             // The kernel starts it before copying, with the batch pinned;
@@ -590,7 +591,7 @@ impl<F: FileSystem> PageCache<F> {
                 ra.prev_pos = Some(pos);
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// `page_cache_sync_ra` on a miss at page `index` of a read of `req`
@@ -731,8 +732,14 @@ impl<F: FileSystem> FileSystem for PageCache<F> {
     }
 
     fn read(&mut self, fd: Fd, offset: u64, len: usize) -> Result<Vec<u8>, F::Error> {
+        let mut out = Vec::new();
+        self.read_into(fd, offset, len, &mut out)?;
+        Ok(out)
+    }
+
+    fn read_into(&mut self, fd: Fd, offset: u64, len: usize, out: &mut Vec<u8>) -> Result<(), F::Error> {
         let d = self.enter(len)?;
-        let r = self.do_read(fd, offset, len);
+        let r = self.do_read(fd, offset, len, out);
         self.leave(d, r)
     }
 

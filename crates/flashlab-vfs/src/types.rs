@@ -72,6 +72,14 @@ pub trait FileSystem {
     fn open(&mut self, path: &str) -> Result<Fd, Self::Error>;
     fn close(&mut self, fd: Fd) -> Result<(), Self::Error>;
     fn read(&mut self, fd: Fd, offset: u64, len: usize) -> Result<Vec<u8>, Self::Error>;
+    /// [`FileSystem::read`]'s bytes into `out`, replacing what it held (its
+    /// contents are unspecified after an error): a caller reading in a loop
+    /// keeps one buffer instead of a new vector per call. The same call for
+    /// the model (what it counts, charges and changes).
+    fn read_into(&mut self, fd: Fd, offset: u64, len: usize, out: &mut Vec<u8>) -> Result<(), Self::Error> {
+        *out = self.read(fd, offset, len)?;
+        Ok(())
+    }
     fn write(&mut self, fd: Fd, offset: u64, data: &[u8]) -> Result<usize, Self::Error>;
     fn truncate(&mut self, path: &str, size: u64) -> Result<(), Self::Error>;
     fn ftruncate(&mut self, fd: Fd, size: u64) -> Result<(), Self::Error>;

@@ -47,6 +47,8 @@ pub(crate) fn run<F: FileSystem + Measured>(fs: &mut F, spec: &IozoneSpec, meter
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(spec.seed);
     let mut buf = vec![0u8; spec.request_bytes as usize];
     rng.fill(&mut buf[..]);
+    // What a read returns, one buffer for every read (as IOZone's own).
+    let mut got = Vec::with_capacity(buf.len());
     let fd = fs.create(PATH)?;
     let updates = (records as f64 * spec.update_fraction).round() as u64;
     let plan = [
@@ -75,7 +77,7 @@ pub(crate) fn run<F: FileSystem + Measured>(fs: &mut F, spec: &IozoneSpec, meter
                 buf[..8].copy_from_slice(&(off ^ (i << 40)).to_le_bytes());
                 fs.write(fd, off, &buf).map(|n| Step::wrote(n as u64))
             } else {
-                fs.read(fd, off, buf.len()).map(|d| Step::read(d.len() as u64))
+                fs.read_into(fd, off, buf.len(), &mut got).map(|()| Step::read(got.len() as u64))
             };
             match r {
                 Ok(step) => meter.op(fs.clock_ns() - t0, step),
