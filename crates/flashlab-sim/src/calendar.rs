@@ -63,14 +63,9 @@ impl Node {
 #[derive(Clone, Debug)]
 pub(crate) struct Calendar {
     nodes: Vec<Node>,
-    /// First live slot and its start; and a lower bound of its end (u64::MAX if none),
-    /// so that pruning's common "nothing ends at or before the floor" test needs no load
-    /// of the head node, which is cold (bookings land at the list's far end:
-    /// docs/performance.md, "s12-dftl"). Exact when set (a new head, a prune); a node's
-    /// end only grows, except a periodic node's split, which lowers the bound with it.
+    /// First live slot and its start.
     head: u32,
     head_start: u64,
-    head_end: u64,
     /// Free nodes (a stack: no load of a cold node to pop one).
     free: Vec<u32>,
     /// Whether any slot may be displaceable (owner > 0); if not, merging never checks owners.
@@ -107,7 +102,6 @@ impl Calendar {
             nodes: Vec::new(),
             head: NIL,
             head_start: u64::MAX,
-            head_end: u64::MAX,
             free: Vec::new(),
             movable,
             pruned_at: 0,
@@ -152,18 +146,11 @@ impl Calendar {
         }
     }
 
-    /// Make `i` (start `start`; NIL: nothing) follow `prev` (NIL: the head). Node `i`
-    /// must hold its end already.
+    /// Make `i` (start `start`) follow `prev` (NIL: the head).
     #[inline(always)]
     fn link(&mut self, prev: u32, i: u32, start: u64) {
         match prev {
-            NIL => {
-                (self.head, self.head_start) = (i, start);
-                self.head_end = match i {
-                    NIL => u64::MAX,
-                    i => self.node(i).end,
-                };
-            }
+            NIL => (self.head, self.head_start) = (i, start),
             p => {
                 self.node_mut(p).next = i;
                 self.node_mut(p).next_start = start;
@@ -228,20 +215,6 @@ impl Calendar {
             return;
         }
         self.pruned_at = floor;
-        debug_assert!(self.head == NIL || self.head_end <= self.node(self.head).end);
-        // (An empty calendar's bound is u64::MAX: no floor reaches it.)
-        if self.head_end <= floor {
-            self.prune_nodes::<P>(floor);
-        }
-        if P && self.head != NIL && self.head_start + self.width <= floor && self.node(self.head).owner == PERIODIC {
-            self.trim_head(floor);
-        }
-    }
-
-    /// [`Calendar::prune_in`]'s removal of the slots that end at or before `floor`, and
-    /// the head's end bound made exact again.
-    #[inline(always)]
-    fn prune_nodes<const P: bool>(&mut self, floor: u64) {
         while self.head != NIL && self.node(self.head).end <= floor {
             let h = *self.node(self.head);
             let old = self.head;
@@ -251,10 +224,9 @@ impl Calendar {
             }
             self.release(old, NIL);
         }
-        self.head_end = match self.head {
-            NIL => u64::MAX,
-            h => self.node(h).end,
-        };
+        if P && self.head != NIL && self.node(self.head).owner == PERIODIC && self.head_start + self.width <= floor {
+            self.trim_head(floor);
+        }
     }
 
     /// Where a search for die `who` at `t` starts: a node that starts at or before `t`
@@ -656,8 +628,6 @@ impl Calendar {
             cur = n.next;
         }
         assert_eq!(periodic, self.periodic_live, "the count of live periodic nodes");
-        let head_end = if self.head == NIL { u64::MAX } else { self.node(self.head).end };
-        assert!(self.head_end <= head_end, "the head's end bound");
         out
     }
 }

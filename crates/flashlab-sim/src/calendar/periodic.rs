@@ -100,10 +100,6 @@ impl Calendar {
         });
         let p = self.node_mut(i);
         (p.end, p.next, p.next_start, p.owner) = (end, j, cut, kind(n.start, end));
-        if i == self.head {
-            // The one place a node's end shrinks: the head's end bound follows.
-            self.head_end = self.head_end.min(end);
-        }
         // One periodic node became two nodes, each periodic or not.
         let now = [kind(n.start, end), kind(cut, n.end)].iter().filter(|&&o| o == PERIODIC).count() as u32;
         self.periodic_live = self.periodic_live + now - 1;
