@@ -19,6 +19,7 @@ mod engine;
 mod host;
 pub mod hotness;
 mod lookahead;
+mod map_run;
 mod merge_run;
 mod migrate_run;
 mod observe;

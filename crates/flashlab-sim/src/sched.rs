@@ -96,6 +96,7 @@ pub(crate) fn schedule_ops(tl: &mut Timeline, ops: &[FlashOp], issue: u64) -> (u
         }
         let migration = op.kind == OpKind::Read && op.cause != Cause::Host;
         let program = ops.get(i + 1).filter(|p| migration && p.kind == OpKind::Program && p.cause == op.cause).copied();
+        let at = i;
         i += 1 + program.is_some() as usize;
         if op.cause == Cause::Host {
             host_done = host_done.max(tl.host_at(&op, None, issue, ready));
@@ -105,7 +106,12 @@ pub(crate) fn schedule_ops(tl: &mut Timeline, ops: &[FlashOp], issue: u64) -> (u
             ready = tl.host_at(&op, program.as_ref(), issue, ready);
             host_done = host_done.max(ready);
         } else {
-            tl.gc(op, program, host_done);
+            // A DFTL drain's translation-page rewrites in one pass (`crate::map_run`).
+            let n = if runs && op.cause == Cause::Mapping { tl.book_map_run(&ops[at..], host_done) } else { 0 };
+            match n {
+                0 => tl.gc(op, program, host_done),
+                n => i = at + n,
+            }
         }
     }
     (host_done, wait)

@@ -231,6 +231,7 @@ impl Timeline {
     }
 
     /// Die `die` runs from `start` to `end`, of which `wait` held for the bus.
+    #[inline(always)]
     fn occupy_die(&mut self, op: &FlashOp, die: usize, ready: u64, start: u64, end: u64, wait: u64) {
         self.die_busy_ns[die] += end - start - wait;
         self.die_wait_ns[die] += wait;
@@ -274,7 +275,7 @@ impl Timeline {
     /// dies' backlog: memory grew with the backlog (1.6 GiB for `map-fast-random-timed`).
     /// Pruning never changes a booking: a search starts at or after the floor.
     #[inline]
-    fn prune_floor(&self, ch: usize) -> u64 {
+    pub(crate) fn prune_floor(&self, ch: usize) -> u64 {
         let mut floor = self.floor;
         if self.t.bus_arbitration == BusArbitration::Fifo {
             let dies = ch * self.res_per_channel..(ch + 1) * self.res_per_channel;
