@@ -121,6 +121,7 @@ impl Arena {
     }
 
     /// As `binary_search_by(|e| e.key.cmp(key))` over znode `n`'s entries.
+    #[inline]
     pub fn search(&self, n: usize, k: &SKey) -> Result<usize, usize> {
         let b = self.base(n);
         let len = self.hdr[n].child_cnt();
@@ -185,6 +186,7 @@ impl Arena {
     }
 
     /// Entry `j`'s packed key and name.
+    #[inline]
     pub fn key_parts(&self, n: usize, j: usize) -> (u128, Box<[u8]>) {
         let e = self.base(n) + j;
         (self.keys[e], self.names[e].clone())
@@ -206,6 +208,7 @@ impl Arena {
     /// Entry `j`'s key as `Key::encode` writes it, into `out` (which must
     /// hold it); returns its length. The name is looked at only if the key
     /// has one.
+    #[inline]
     pub fn encode_key(&self, n: usize, j: usize, out: &mut [u8]) -> usize {
         let e = self.base(n) + j;
         let p = self.keys[e];
