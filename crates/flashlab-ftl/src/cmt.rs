@@ -61,8 +61,9 @@ pub(crate) struct Cmt {
     /// Per logical page: its slot, or NIL when not cached.
     slot_of: Vec<u32>,
     /// Per logical page one bit: cached (`slot_of` is not NIL). 1/32 of `slot_of`'s size
-    /// (61 KB for 487 k pages: it stays in the L2 cache), so the membership test of every
-    /// page data GC moves is not a random miss on `slot_of`.
+    /// (61 KB for 487 k pages), so the membership test of every page data GC moves is
+    /// not a random miss on `slot_of`; lent to the page FTL while it may run data GC,
+    /// whose prefetch pass brings in the moved pages' words ([`Self::swap_bits`]).
     cached: Vec<u64>,
     slots: Vec<Slot>,
     /// Per translation page: generation (never 0) and dirty cached entries.
@@ -126,6 +127,15 @@ impl Cmt {
         }
     }
 
+    /// Lend the membership bitmap to the page FTL's GC (`PageFtl::moved_bits`, empty
+    /// while not lent), or take it back: a swap, so a second call restores it. Between
+    /// the two calls no other method may be called (they all read the bitmap); see
+    /// `DftlFtl::with_bits_lent`.
+    #[inline(always)]
+    pub(crate) fn swap_bits(&mut self, other: &mut Vec<u64>) {
+        std::mem::swap(&mut self.cached, other);
+    }
+
     /// Prefetch `lpn`'s word of the membership bitmap.
     #[inline]
     pub(crate) fn prefetch_bit(&self, lpn: u64) {
@@ -142,6 +152,19 @@ impl Cmt {
                 crate::ftl::prefetch(&self.slots[s as usize]);
             }
         }
+    }
+
+    /// Prefetch the slots of cached pages `lpns` (their `slot_of` lines prefetched by
+    /// [`Self::split_moved`]) and write each one's slot into `slots`, for
+    /// [`Self::set_dirty_at`] once they arrive: no second `slot_of` load. The slots stay
+    /// valid while no entry is inserted or evicted.
+    pub(crate) fn prefetch_slots(&self, lpns: &[u32], slots: &mut Vec<u32>) {
+        slots.clear();
+        slots.extend(lpns.iter().map(|&l| {
+            let s = self.slot_of[l as usize];
+            crate::ftl::prefetch(&self.slots[s as usize]);
+            s
+        }));
     }
 
     /// Sort one data-GC batch's moved pages (Gupta et al. §3.3): a cached one goes to
