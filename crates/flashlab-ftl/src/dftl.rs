@@ -56,8 +56,9 @@ pub struct DftlFtl {
     /// Translation blocks per plane.
     t_count: Vec<u32>,
     moved: Vec<u32>,
-    /// Translation pages the moved pages of one batch touch, in order of first touch, and
-    /// per translation page the batch that last touched it.
+    /// Translation pages the moved pages of one batch touch, in order of first touch (a
+    /// scratch buffer: [`Cmt::split_moved`] says how many), and per translation page the
+    /// batch that last touched it.
     touched: Vec<u32>,
     /// Moved pages whose entry is cached, and their CMT slots (reused buffers).
     cached: Vec<u32>,
@@ -350,10 +351,9 @@ impl DftlFtl {
             std::mem::swap(m, &mut self.moved);
             self.next_epoch();
             let mut touched = std::mem::take(&mut self.touched);
-            touched.clear();
             let mut cached = std::mem::take(&mut self.cached);
             cached.clear();
-            self.cmt.split_moved(&self.moved, &mut self.stamp, self.epoch, &mut touched, &mut cached);
+            let n = self.cmt.split_moved(&self.moved, &mut self.stamp, self.epoch, &mut touched, &mut cached);
             if !self.flash_map.is_empty() {
                 for i in 0..self.moved.len() {
                     let lpn = self.moved[i] as u64;
@@ -373,7 +373,7 @@ impl DftlFtl {
             // bits (in at most `t_limit` translation blocks) stay cached.
             let mut slots = std::mem::take(&mut self.cached_slots);
             self.cmt.prefetch_slots(&cached, &mut slots);
-            let r = self.rewrite_all(&touched);
+            let r = self.rewrite_all(&touched[..n]);
             cached.iter().zip(&slots).for_each(|(&l, &s)| self.cmt.set_dirty_at(s, l as u64));
             self.cached_slots = slots;
             self.cached = cached;
