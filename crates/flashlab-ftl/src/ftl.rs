@@ -143,7 +143,7 @@ pub struct PageFtl {
     pub(crate) moved: Option<Vec<u32>>,
     /// With the moved-page list (DFTL): its owner's per-logical-page bitmap (the CMT's
     /// membership bits), lent to this FTL only for the calls that may run data GC
-    /// (`DftlFtl::lend_bits`) and empty otherwise. GC prefetches each moved page's word
+    /// (`DftlFtl::with_bits_lent`) and empty otherwise. GC prefetches each moved page's word
     /// of it with its mapping entry ([`Self::prefetch_moved_entries`]), so the owner's
     /// test of the moved pages after the run finds the words cached. Read for hints
     /// only; never changed here.
