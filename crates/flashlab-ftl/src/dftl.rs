@@ -56,11 +56,13 @@ pub struct DftlFtl {
     /// Translation blocks per plane.
     t_count: Vec<u32>,
     moved: Vec<u32>,
-    /// Translation pages the moved pages of one batch touch, in order of first touch, and
-    /// per translation page the batch that last touched it.
+    /// Translation pages the moved pages of one batch touch, in order of first touch (a
+    /// scratch buffer: [`Cmt::split_moved`] says how many), and per translation page the
+    /// batch that last touched it.
     touched: Vec<u32>,
-    /// Moved pages whose entry is cached (a reused buffer).
+    /// Moved pages whose entry is cached, and their CMT slots (reused buffers).
     cached: Vec<u32>,
+    cached_slots: Vec<u32>,
     stamp: Vec<u32>,
     epoch: u32,
     strict_ops: u64,
@@ -120,6 +122,7 @@ impl DftlFtl {
             moved: Vec::new(),
             touched: Vec::new(),
             cached: Vec::new(),
+            cached_slots: Vec::new(),
             stamp: vec![0; tpages as usize],
             epoch: 0,
             strict_ops: 0,
@@ -324,6 +327,19 @@ impl DftlFtl {
         }
     }
 
+    /// Run `f` (a call that may run data GC) on the page FTL with the CMT's membership
+    /// bitmap lent to it as `PageFtl::moved_bits`: GC's prefetch pass brings in the
+    /// moved pages' words of it, a migration run before [`Cmt::split_moved`] tests them
+    /// (without, that test waited on them: a quarter of `drain`'s samples). `f` gets the
+    /// page FTL only, so it cannot reach the CMT while the bitmap is away.
+    #[inline(always)]
+    pub(crate) fn with_bits_lent<R>(&mut self, f: impl FnOnce(&mut PageFtl) -> R) -> R {
+        self.cmt.swap_bits(&mut self.d.moved_bits);
+        let r = f(&mut self.d);
+        self.cmt.swap_bits(&mut self.d.moved_bits);
+        r
+    }
+
     /// Bring the map up to date with the pages data GC and wear levelling moved.
     #[inline(never)]
     fn drain(&mut self) -> Result<(), FtlError> {
@@ -335,10 +351,9 @@ impl DftlFtl {
             std::mem::swap(m, &mut self.moved);
             self.next_epoch();
             let mut touched = std::mem::take(&mut self.touched);
-            touched.clear();
             let mut cached = std::mem::take(&mut self.cached);
             cached.clear();
-            self.cmt.split_moved(&self.moved, &mut self.stamp, self.epoch, &mut touched, &mut cached);
+            let n = self.cmt.split_moved(&self.moved, &mut self.stamp, self.epoch, &mut touched, &mut cached);
             if !self.flash_map.is_empty() {
                 for i in 0..self.moved.len() {
                     let lpn = self.moved[i] as u64;
@@ -350,14 +365,17 @@ impl DftlFtl {
             self.moved.clear();
             // The cached pages' slots are random (`slot_of`, prefetched by `split_moved`,
             // then the slot): bring them in together, and give them the rewrites' time
-            // to arrive (the rewrites touch no CMT state, so marking the entries dirty
-            // after them leaves the same state). The rewrites' own tables need no
-            // prefetch: the GTD (4 bytes per translation page) and the old copies'
-            // reverse-map entries and valid bits (in at most `t_limit` translation
-            // blocks) stay cached.
-            cached.iter().for_each(|&l| self.cmt.prefetch_slot(l as u64));
-            let r = self.rewrite_all(&touched);
-            cached.iter().for_each(|&l| self.cmt.set_dirty(l as u64));
+            // to arrive (the rewrites touch no CMT state — translation GC and data GC
+            // for a translation block move pages, which come back to this loop — so
+            // the slots stay valid, and marking the entries dirty after them leaves the
+            // same state). The rewrites' own tables need no prefetch: the GTD (4 bytes
+            // per translation page) and the old copies' reverse-map entries and valid
+            // bits (in at most `t_limit` translation blocks) stay cached.
+            let mut slots = std::mem::take(&mut self.cached_slots);
+            self.cmt.prefetch_slots(&cached, &mut slots);
+            let r = self.rewrite_all(&touched[..n]);
+            cached.iter().zip(&slots).for_each(|(&l, &s)| self.cmt.set_dirty_at(s, l as u64));
+            self.cached_slots = slots;
             self.cached = cached;
             self.touched = touched;
             r?;
@@ -559,7 +577,8 @@ impl Mapping for DftlFtl {
             self.load(lpn, true)?;
             0
         };
-        let r = if self.plain { self.d.write_plain(lpn) } else { self.d.write(lpn) };
+        let plain = self.plain;
+        let r = self.with_bits_lent(|d| if plain { d.write_plain(lpn) } else { d.write(lpn) });
         if let Err(e) = r {
             if !hit {
                 self.cmt.undo_dirty_insert(lpn);
@@ -636,7 +655,7 @@ impl Mapping for DftlFtl {
         self.d.wants_background_gc(plane, background_free_blocks)
     }
     fn gc_step(&mut self, plane: u32) -> Result<GcStep, FtlError> {
-        let r = self.d.gc_step(plane)?;
+        let r = self.with_bits_lent(|d| d.gc_step(plane))?;
         self.drain()?;
         Ok(r)
     }

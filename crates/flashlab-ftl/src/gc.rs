@@ -5,7 +5,7 @@ use crate::ftl::{FlashOp, Role, NO_BLOCK};
 use crate::victim::{BlockInfo, BlockView, VictimPolicy, VictimSelector};
 use crate::{Candidate, PlaneInfo};
 use crate::{DtParams, FtlError, GcRequest, PageFtl, Trigger};
-use flashlab_nand::{Cause, OpKind};
+use flashlab_nand::{Cause, OpKind, ValidCursor};
 
 /// What one GC step did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -290,13 +290,34 @@ impl PageFtl {
 
     /// Bring in the mapping entries of the pages of `victim` from offset `from` that GC
     /// is about to move: each is a random access to `l2p` that the migration loop would
-    /// otherwise wait for one at a time (a hint only: no state changes).
+    /// otherwise wait for one at a time (a hint only: no state changes). With a lent
+    /// [`Self::moved_bits`] (DFTL) also each page's word of it, in a loop of its own
+    /// (page mapping's loop is unchanged).
     #[inline]
     fn prefetch_moved_entries(&self, victim: u32, from: u32) {
         let mut cur = self.nand.valid_cursor(victim, from);
+        if !self.moved_bits.is_empty() {
+            return self.prefetch_moved_entries_and_bits(cur);
+        }
         while let Some(page) = self.nand.next_valid_at(&mut cur) {
             if let Some(e) = self.l2p.get(self.p2l[page as usize] as usize) {
                 crate::ftl::prefetch(e);
+            }
+        }
+    }
+
+    /// [`Self::prefetch_moved_entries`] with the moved pages' words of
+    /// [`Self::moved_bits`]: DFTL's `split_moved` tests them a whole migration run later.
+    #[inline(never)]
+    fn prefetch_moved_entries_and_bits(&self, mut cur: ValidCursor) {
+        let bits = &self.moved_bits[..];
+        while let Some(page) = self.nand.next_valid_at(&mut cur) {
+            let lpn = self.p2l[page as usize] as usize;
+            if let Some(e) = self.l2p.get(lpn) {
+                crate::ftl::prefetch(e);
+            }
+            if let Some(w) = bits.get(lpn >> 6) {
+                crate::ftl::prefetch(w);
             }
         }
     }

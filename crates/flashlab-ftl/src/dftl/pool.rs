@@ -13,7 +13,7 @@ impl DftlFtl {
         let reserve = self.d.gc_reserve();
         let mut runs = 0;
         while self.d.free[plane as usize].len() <= reserve {
-            self.d.gc_once(plane)?;
+            self.with_bits_lent(|d| d.gc_once(plane))?;
             runs += 1;
             if runs > self.d.geo.blocks_per_plane {
                 return Err(FtlError::NoSpace { plane });
@@ -59,12 +59,7 @@ mod tests {
         (0..f.d.free.len()).map(key).min().unwrap().1
     }
 
-    /// The plane choice equals the minimum of the full (translation blocks, −free blocks,
-    /// plane) key, through random writes (data GC, translation blocks taken and
-    /// collected) and with translation-block counts and free pools set by hand (ties
-    /// broken by the lowest plane).
-    #[test]
-    fn the_plane_with_fewest_translation_blocks_then_most_free_blocks_is_chosen() {
+    fn small() -> (Geometry, FtlSettings) {
         let geo = Geometry {
             channels: 2,
             chips_per_channel: 1,
@@ -74,7 +69,7 @@ mod tests {
             pages_per_block: 16,
             page_bytes: 256,
         };
-        let logical = 6000;
+        let logical: u64 = 6000;
         let mapping = MappingSettings { scheme: Scheme::Dftl, map_cache_entries: 200, ..Default::default() };
         let s = FtlSettings {
             logical_pages: logical,
@@ -94,6 +89,17 @@ mod tests {
             seed: 7,
             mapping,
         };
+        (geo, s)
+    }
+
+    /// The plane choice equals the minimum of the full (translation blocks, −free blocks,
+    /// plane) key, through random writes (data GC, translation blocks taken and
+    /// collected) and with translation-block counts and free pools set by hand (ties
+    /// broken by the lowest plane).
+    #[test]
+    fn the_plane_with_fewest_translation_blocks_then_most_free_blocks_is_chosen() {
+        let (geo, s) = small();
+        let logical = s.logical_pages;
         let mut f = DftlFtl::new(geo, s).unwrap();
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
         for i in 0..30_000 {
@@ -113,5 +119,35 @@ mod tests {
             }
             assert_eq!(f.pool_plane(), reference(&f));
         }
+    }
+
+    /// The CMT's membership bitmap is lent to the page FTL only inside
+    /// `with_bits_lent` (data GC's prefetch pass sees it there), and is back in the CMT
+    /// after every write, with and without the op log, through data GC, translation GC
+    /// and `gc_step`; page mapping never has one.
+    #[test]
+    fn the_cmt_bitmap_is_lent_to_gc_only_for_the_call() {
+        let (geo, s) = small();
+        let logical = s.logical_pages;
+        let words = (logical as usize).div_ceil(64);
+        let mut f = DftlFtl::new(geo, s.clone()).unwrap();
+        assert!(f.d.moved_bits.is_empty());
+        assert_eq!(f.with_bits_lent(|d| d.moved_bits.len()), words);
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(3);
+        for i in 0..20_000 {
+            f.set_record_ops(i % 2 == 0);
+            f.write(rng.gen_range(0..logical)).unwrap();
+            f.take_ops();
+            if i % 1000 == 0 {
+                f.gc_step(rng.gen_range(0..geo.planes())).unwrap();
+            }
+            assert!(f.d.moved_bits.is_empty(), "write {i}");
+        }
+        assert!(f.d.stats.gc_copied_pages > 0, "data GC ran");
+        assert!(f.translation_blocks() > 0);
+        f.check_invariants().unwrap();
+        assert_eq!(f.with_bits_lent(|d| d.moved_bits.len()), words);
+        let page = crate::PageFtl::new(geo, FtlSettings { mapping: MappingSettings::default(), ..s });
+        assert!(page.moved_bits.is_empty());
     }
 }
