@@ -216,15 +216,7 @@ mod tests {
 
     #[test]
     fn iozone_like_records_hit_the_summary() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let base: Vec<u8> = (0..4096)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 24) as u8
-            })
-            .collect();
+        let base = crate::lz4_probe::tests::noise(4096, 24);
         let mut memo = TailMemo::new();
         for i in 0..2000u64 {
             let mut b = base.clone();

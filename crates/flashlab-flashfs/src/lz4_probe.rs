@@ -105,6 +105,20 @@ pub(crate) mod tests {
     }
 
     /// Bytes from a small alphabet repeat often (matches), a large one rarely.
+    /// `len` bytes of xorshift64 noise from the tests' fixed seed, each byte the state
+    /// shifted right by `shift` (the tests' one noise generator).
+    pub(crate) fn noise(len: usize, shift: u32) -> Vec<u8> {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> shift) as u8
+            })
+            .collect()
+    }
+
     pub(crate) fn block() -> impl Strategy<Value = Vec<u8>> {
         (0usize..5000, any::<u64>(), 1u32..=256, 0usize..4).prop_map(|(len, seed, alphabet, copies)| {
             let mut x = seed | 1;
@@ -138,15 +152,7 @@ pub(crate) mod tests {
 
     #[test]
     fn fixed_cases_agree() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let random: Vec<u8> = (0..4096)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
+        let random = noise(4096, 0);
         assert!(finds_no_match(&random), "random 4 KiB blocks have no match");
         let mut with_copy = random.clone();
         with_copy.copy_within(10..30, 40);

@@ -149,15 +149,7 @@ mod tests {
 
     #[test]
     fn a_repeated_chunk_is_answered_from_the_memo() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let chunk: Vec<u8> = (0..1 << 20)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 24) as u8
-            })
-            .collect();
+        let chunk = crate::lz4_probe::tests::noise(1 << 20, 24);
         let mut memo = SeenBlocks::new();
         for _ in 0..3 {
             for b in chunk.chunks(SLOT) {

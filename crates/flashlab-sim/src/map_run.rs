@@ -186,13 +186,7 @@ mod tests {
                 let ops = ops_of(&kinds);
                 book_each(&mut each, &ops, a);
                 book_runs(&mut runs, &ops, a);
-                prop_assert_eq!(&each.die_free, &runs.die_free);
-                prop_assert_eq!(&each.die_busy_ns, &runs.die_busy_ns);
-                prop_assert_eq!(&each.die_wait_ns, &runs.die_wait_ns);
-                prop_assert_eq!(&each.chan_busy_ns, &runs.chan_busy_ns);
-                prop_assert_eq!(&each.gc_until, &runs.gc_until);
-                prop_assert_eq!(&each.gc_xfer, &runs.gc_xfer);
-                prop_assert_eq!(each.calendar_slots(), runs.calendar_slots());
+                prop_assert_eq!(each.booked_state(), runs.booked_state());
             }
         }
     }

@@ -307,14 +307,8 @@ mod tests {
                     prop_assert_eq!(a, b);
                 }
                 prop_assert_eq!(each.floor, runs.floor);
-                prop_assert_eq!(&each.die_free, &runs.die_free);
-                prop_assert_eq!(&each.die_busy_ns, &runs.die_busy_ns);
-                prop_assert_eq!(&each.die_wait_ns, &runs.die_wait_ns);
-                prop_assert_eq!(&each.chan_busy_ns, &runs.chan_busy_ns);
-                prop_assert_eq!(&each.gc_until, &runs.gc_until);
-                prop_assert_eq!(&each.gc_xfer, &runs.gc_xfer);
+                prop_assert_eq!(each.booked_state(), runs.booked_state());
                 prop_assert_eq!(each.last_gc_wait_ns, runs.last_gc_wait_ns);
-                prop_assert_eq!(each.calendar_slots(), runs.calendar_slots());
             }
         }
     }

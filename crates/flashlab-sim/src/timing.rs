@@ -65,6 +65,12 @@ pub(crate) struct GcXfer {
 
 pub(crate) const NO_GC_XFER: GcXfer = GcXfer { start: u64::MAX, ready: 0 };
 
+/// [`Timeline::booked_state`]: die clocks, die busy and wait, channel busy, GC bounds and
+/// transfers, calendar slots.
+#[cfg(test)]
+pub(crate) type BookedState =
+    (Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>, Vec<GcXfer>, Vec<Vec<crate::calendar::Slot>>);
+
 /// Per-die (or per-chip) busy-until times, per-channel transfer calendars, and
 /// busy/wait accounting.
 #[derive(Clone, Debug)]
@@ -184,6 +190,22 @@ impl Timeline {
     #[cfg(test)]
     pub(crate) fn calendar_slots(&self) -> Vec<Vec<crate::calendar::Slot>> {
         self.cal.iter().map(Calendar::live).collect()
+    }
+
+    /// What a booking leaves behind, for tests that compare two ways of booking the same
+    /// operations: every die's and channel's clocks and counters, the GC bounds and the
+    /// channels' booked slots.
+    #[cfg(test)]
+    pub(crate) fn booked_state(&self) -> BookedState {
+        (
+            self.die_free.clone(),
+            self.die_busy_ns.clone(),
+            self.die_wait_ns.clone(),
+            self.chan_busy_ns.clone(),
+            self.gc_until.clone(),
+            self.gc_xfer.clone(),
+            self.calendar_slots(),
+        )
     }
 
     /// First instant at or after `t` at which the channel of `die` is not transferring
