@@ -1,11 +1,23 @@
 //! Known keys, unknown-key detection and "did you mean" suggestions.
 
 use crate::{ConfigError, RawConfig};
+use std::sync::OnceLock;
 
 /// Every valid dotted key, from the default configuration. A hot-data identifier
 /// section (a table whose `kind` names an identifier, e.g. `placement.identifier`)
 /// accepts the parameters of every identifier kind, not only the default kind's.
 pub fn known_keys() -> Vec<String> {
+    known().to_vec()
+}
+
+/// [`known_keys`], built once per process: the list depends only on the
+/// defaults, and a load checks the file and every `--set` against it.
+pub(crate) fn known() -> &'static [String] {
+    static KNOWN: OnceLock<Vec<String>> = OnceLock::new();
+    KNOWN.get_or_init(build_known_keys)
+}
+
+fn build_known_keys() -> Vec<String> {
     let v = toml::Value::try_from(RawConfig::default()).expect("default config serialises");
     let mut out = Vec::new();
     flatten(&v, "", &mut out);
@@ -134,18 +146,18 @@ pub fn key_at_line(text: &str, line: usize) -> Option<String> {
 
 /// Reject any key of `tree` that is not a valid configuration key.
 pub fn check_known(tree: &toml::Value, text: &str, source: &str) -> Result<(), ConfigError> {
-    let known = known_keys();
+    let known = known();
     let mut given = Vec::new();
     flatten(tree, "", &mut given);
     for key in given {
-        if known.contains(&key) || is_section(&key, &known) {
+        if known.contains(&key) || is_section(&key, known) {
             continue;
         }
         let location = match line_of(text, &key) {
             Some(n) => format!("{source}:{n}"),
             None => source.to_string(),
         };
-        let nearest = nearest(&key, &known).join(", ");
+        let nearest = nearest(&key, known).join(", ");
         return Err(ConfigError::UnknownKey { location, key: key.escape_debug().to_string(), nearest });
     }
     Ok(())

@@ -1,6 +1,6 @@
 //! Stage 2: parse the text, check its keys, apply `--set KEY=VALUE` overrides.
 
-use crate::keys::{check_known, flatten, is_section, known_keys, nearest};
+use crate::keys::{check_known, flatten, is_section, known, nearest};
 use crate::{ConfigError, RawConfig};
 use serde::Deserialize;
 
@@ -55,19 +55,19 @@ fn one_line(msg: &str) -> String {
 pub fn apply_set(tree: &mut toml::Value, arg: &str) -> Result<(), ConfigError> {
     let (key, value) = arg.split_once('=').ok_or_else(|| ConfigError::SetSyntax { arg: arg.to_string() })?;
     let key = key.trim();
-    let known = known_keys();
+    let known = known();
     let value = parse_value(value.trim());
     // A whole section may be set with an inline table, e.g. `placement.identifier={ kind = "multi-hash" }`.
-    let section = value.is_table() && is_section(key, &known);
+    let section = value.is_table() && is_section(key, known);
     if !section && !known.iter().any(|k| k == key) {
-        let nearest = nearest(key, &known).join(", ");
+        let nearest = nearest(key, known).join(", ");
         return Err(ConfigError::UnknownKey { location: "--set".into(), key: key.escape_debug().to_string(), nearest });
     }
     if section {
         let mut inner = Vec::new();
         flatten(&value, key, &mut inner);
-        if let Some(bad) = inner.iter().find(|k| !known.contains(k) && !is_section(k, &known)) {
-            let nearest = nearest(bad, &known).join(", ");
+        if let Some(bad) = inner.iter().find(|k| !known.contains(k) && !is_section(k, known)) {
+            let nearest = nearest(bad, known).join(", ");
             let key = bad.escape_debug().to_string();
             return Err(ConfigError::UnknownKey { location: "--set".into(), key, nearest });
         }

@@ -55,15 +55,17 @@ impl Content {
                 // from `s` on, the tag rotated by `s % 8`, eight bytes at a time.
                 let t = tag[b as usize].rotate_right(8 * (s % 8) as u32).to_le_bytes();
                 let n = (len[b as usize] as usize).clamp(s, e);
-                let at = out.len();
-                out.resize(at + e - s, 0);
-                let mut words = out[at..at + n - s].chunks_exact_mut(8);
-                for c in &mut words {
-                    c.copy_from_slice(&t);
+                let (at, fill) = (out.len(), n - s);
+                out.reserve(e - s);
+                // The pattern has period 8: write it once, then double it by
+                // copying its own prefix (lengths stay multiples of 8 until
+                // the last copy), so no byte is written twice.
+                out.extend_from_slice(&t[..fill.min(8)]);
+                while out.len() - at < fill {
+                    let have = out.len() - at;
+                    out.extend_from_within(at..at + have.min(fill - have));
                 }
-                let rest = words.into_remainder();
-                let k = rest.len();
-                rest.copy_from_slice(&t[..k]);
+                out.resize(at + e - s, 0);
             }
             Content::Bytes(v) => out.extend_from_slice(&v[b as usize * PAGE + s..b as usize * PAGE + e]),
         }

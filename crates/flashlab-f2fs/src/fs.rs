@@ -2,6 +2,7 @@
 
 use crate::content::Content;
 use crate::error::{F2fsError, F2fsResult};
+use crate::idmap::IdMap;
 use crate::io::{Io, META};
 use crate::layout::{Layout, BLKS_PER_SEG, BLOCK_BYTES};
 use crate::node::{self, Holder, NodeMgr, ROOT_INO};
@@ -11,7 +12,7 @@ use crate::stats::F2fsStats;
 use crate::temp::{DataWrite, LogType, NodeKind};
 use flashlab_sim::Ssd;
 use flashlab_vfs::Errno;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Directory-entry slots per dentry block (`NR_DENTRY_IN_BLOCK`).
 pub const DENTRY_SLOTS: u16 = 214;
@@ -90,8 +91,8 @@ pub struct F2fs {
     pub(crate) nm: NodeMgr,
     pub(crate) io: Io,
     pub(crate) content: Content,
-    pub(crate) inodes: HashMap<u32, Inode>,
-    pub(crate) fds: HashMap<u64, u32>,
+    pub(crate) inodes: IdMap<u32, Inode>,
+    pub(crate) fds: IdMap<u64, u32>,
     pub(crate) next_fd: u64,
     /// Dirty dentry pages (directory, block).
     pub(crate) dirty_dents: BTreeSet<(u32, u32)>,
@@ -129,8 +130,8 @@ impl F2fs {
             nm,
             io,
             content,
-            inodes: HashMap::new(),
-            fds: HashMap::new(),
+            inodes: IdMap::default(),
+            fds: IdMap::default(),
             next_fd: 0,
             dirty_dents: BTreeSet::new(),
             cp_ver: 1,

@@ -21,6 +21,7 @@ mod content;
 mod error;
 mod fs;
 mod gc;
+mod idmap;
 mod invariants;
 mod io;
 pub mod layout;

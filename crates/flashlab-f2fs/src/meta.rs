@@ -29,10 +29,10 @@
 
 use crate::error::F2fsResult;
 use crate::fs::F2fs;
+use crate::idmap::IdSet;
 use crate::layout::{BLKS_PER_SEG, NAT_ENTRY_PER_BLOCK};
 use crate::node::{self, Holder, ROOT_INO};
 use crate::seg::NONE;
-use std::collections::HashSet;
 
 /// What is cached.
 #[derive(Debug, Clone, Default)]
@@ -46,11 +46,11 @@ pub(crate) struct MetaCache {
     /// Device block of each NAT block's current copy.
     nat_addr: Vec<u64>,
     /// Nids whose entries sit in the checkpoint's NAT journal.
-    nat_journal: HashSet<u32>,
+    nat_journal: IdSet<u32>,
     /// Dentry pages (directory, block index).
-    dents: HashSet<(u32, u32)>,
+    dents: IdSet<(u32, u32)>,
     /// Inodes in the inode cache.
-    inodes: HashSet<u32>,
+    inodes: IdSet<u32>,
     /// Set at mount (mkfs reads nothing).
     active: bool,
 }
@@ -63,8 +63,11 @@ impl F2fs {
         let nat_blocks = n.div_ceil(NAT_ENTRY_PER_BLOCK as usize);
         let seg = BLKS_PER_SEG as u64;
         let base = self.lay.nat_blkaddr as u64;
+        // Every nid as a drop leaves a free, unwritten one (node flag set
+        // when metadata reads are on, NAT flag clear); the drop below
+        // recomputes those under `nid_limit`.
         self.meta = MetaCache {
-            nodes: vec![false; n],
+            nodes: vec![self.cfg.metadata_reads; n],
             nat: vec![false; n],
             nat_pages: vec![false; nat_blocks],
             nat_addr: (0..nat_blocks as u64).map(|b| base + (b / seg) * 2 * seg + b % seg).collect(),
@@ -101,17 +104,27 @@ impl F2fs {
 
     /// `drop_caches`: clean node, NAT and dentry pages, clean NAT entries and
     /// unpinned inodes leave the caches.
+    ///
+    /// The node and NAT flags are recomputed for nids below
+    /// [`NodeMgr::nid_limit`] only: every nid from it on is free and
+    /// unwritten, so a drop would set its node flag (`addr` = `NONE`: nothing
+    /// to read) and clear its NAT flag (never dirty); `meta_mount` sets them
+    /// so for the whole NAT, and nothing between two drops changes them
+    /// (`need_node` and `need_readdir` skip unwritten nodes; `meta_in_memory`
+    /// sets a flag already set). The limit only grows.
+    ///
+    /// [`NodeMgr::nid_limit`]: crate::node::NodeMgr::nid_limit
     pub(crate) fn meta_drop_clean(&mut self) {
         if !self.meta_on() {
             return;
         }
+        let limit = self.nm.nid_limit() as usize;
         let m = &mut self.meta;
-        for (i, c) in m.nodes.iter_mut().enumerate() {
-            *c = self.nm.dirty[i] || self.nm.addr[i] == NONE;
+        let (dirty, addr) = (&self.nm.dirty[..limit], &self.nm.addr[..limit]);
+        for ((c, &d), &a) in m.nodes[..limit].iter_mut().zip(dirty).zip(addr) {
+            *c = d || a == NONE;
         }
-        for (i, c) in m.nat.iter_mut().enumerate() {
-            *c = self.nm.nat_dirty[i];
-        }
+        m.nat[..limit].copy_from_slice(&self.nm.nat_dirty[..limit]);
         m.nat_pages.iter_mut().for_each(|p| *p = false);
         m.dents = self.dirty_dents.iter().copied().collect();
         m.inodes.clear();

@@ -110,6 +110,12 @@ impl NodeMgr {
         self.ndirty
     }
 
+    /// One past the highest node id ever allocated: every nid at or above it
+    /// is free, never written (`addr` = `NONE`) and never dirty.
+    pub fn nid_limit(&self) -> u32 {
+        self.next_nid
+    }
+
     pub fn mark_dirty(&mut self, nid: u32) {
         if nid != 0 && !self.dirty[nid as usize] {
             self.dirty[nid as usize] = true;
