@@ -12,7 +12,8 @@
 //! - `checkpoint`: checkpoints, roll-forward fsync, discard, timers;
 //! - `io`: requests to the SSD at the simulated clock;
 //! - `meta`: node, NAT and dentry reads on a cold cache;
-//! - `invariants`: strict-mode checks.
+//! - `invariants`: strict-mode checks;
+//! - `idmap`: integer-keyed maps hashed without SipHash.
 //!
 //! No file I/O, no wall clock.
 

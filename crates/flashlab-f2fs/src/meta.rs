@@ -236,15 +236,17 @@ impl F2fs {
         self.need_node(ino)?;
         let Holder::Direct(k) = node::holder_of(index) else { return Ok(()) };
         let i = self.ino(ino)?;
-        let mut path = Vec::with_capacity(3);
+        let (mut path, mut len) = ([0u32; 3], 0);
         if let Some(j) = node::parent_of_direct(k) {
             if j >= 2 {
-                path.push(i.dind);
+                path[len] = i.dind;
+                len += 1;
             }
-            path.push(i.inds.get(j as usize).copied().unwrap_or(0));
+            path[len] = i.inds.get(j as usize).copied().unwrap_or(0);
+            len += 1;
         }
-        path.push(i.dnodes.get(k as usize).copied().unwrap_or(0));
-        for nid in path {
+        path[len] = i.dnodes.get(k as usize).copied().unwrap_or(0);
+        for &nid in &path[..=len] {
             self.need_node(nid)?;
         }
         Ok(())
