@@ -59,21 +59,31 @@ fn u32_at(enc: &[u8], i: usize) -> usize {
     u32::from_le_bytes(enc[i..i + 4].try_into().expect("4 bytes")) as usize
 }
 
-/// Bytes compared at a time (one `bcmp` call) before the exact end of a
-/// match is looked for in 32-byte blocks, then word by word.
+/// Bytes compared at a time (one `bcmp` call) while they agree; the block
+/// that differs is then searched word by word.
 const CMP_BLOCK: usize = 256;
 
-/// Length of the common prefix of `a` and `b`.
+/// Little-endian word at byte `i` of `b`.
+#[inline]
+fn word_at(b: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"))
+}
+
+/// Length of the common prefix of `a` and `b`. Whole blocks by `bcmp`, then
+/// 8-byte words: the first differing word's lowest differing byte (the
+/// lowest set byte of the XOR of the little-endian words) ends the prefix.
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
     let mut i = 0;
     while i + CMP_BLOCK <= n && a[i..i + CMP_BLOCK] == b[i..i + CMP_BLOCK] {
         i += CMP_BLOCK;
     }
-    while i + 32 <= n && a[i..i + 32] == b[i..i + 32] {
-        i += 32;
-    }
-    while i + 8 <= n && a[i..i + 8] == b[i..i + 8] {
+    while i + 8 <= n {
+        let x = word_at(a, i) ^ word_at(b, i);
+        if x != 0 {
+            return i + (x.trailing_zeros() / 8) as usize;
+        }
         i += 8;
     }
     while i < n && a[i] == b[i] {
@@ -82,7 +92,8 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     i
 }
 
-/// Length of the common suffix of `a` and `b`.
+/// Length of the common suffix of `a` and `b`: as [`common_prefix`] from
+/// the end (the highest differing byte of the last differing word).
 fn common_suffix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
     let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
@@ -90,10 +101,11 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
     while i + CMP_BLOCK <= n && a[n - i - CMP_BLOCK..n - i] == b[n - i - CMP_BLOCK..n - i] {
         i += CMP_BLOCK;
     }
-    while i + 32 <= n && a[n - i - 32..n - i] == b[n - i - 32..n - i] {
-        i += 32;
-    }
-    while i + 8 <= n && a[n - i - 8..n - i] == b[n - i - 8..n - i] {
+    while i + 8 <= n {
+        let x = word_at(a, n - i - 8) ^ word_at(b, n - i - 8);
+        if x != 0 {
+            return i + (x.leading_zeros() / 8) as usize;
+        }
         i += 8;
     }
     while i < n && a[n - i - 1] == b[n - i - 1] {
@@ -407,6 +419,23 @@ mod tests {
             assert_eq!((common_prefix(&a, &b), common_suffix(&a, &b)), (at, 399 - at), "at {at}");
         }
         assert_eq!((common_prefix(&a, &a), common_suffix(&a[1..], &a)), (400, 399));
+        // Against a byte-by-byte count: every length to 600, differences
+        // at every position of a word and across blocks, unequal lengths.
+        let naive_p = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let naive_s = |a: &[u8], b: &[u8]| a.iter().rev().zip(b.iter().rev()).take_while(|(x, y)| x == y).count();
+        let base = noise(3, 600);
+        for len in 0..600usize {
+            let a = &base[..len];
+            let mut b = a.to_vec();
+            if len > 0 {
+                let at = (len * 37) % len;
+                b[at] ^= 1 << (len % 8);
+            }
+            for (x, y) in [(a, &b[..]), (a, &base[..]), (&b[..], &base[len / 3..])] {
+                assert_eq!(common_prefix(x, y), naive_p(x, y), "len {len}");
+                assert_eq!(common_suffix(x, y), naive_s(x, y), "len {len}");
+            }
+        }
     }
 
     #[test]
