@@ -286,18 +286,33 @@ impl Fs {
         let Some(loc) = self.idx_lookup_near(&Key::data(inum, b), leaf) else { return Ok(()) };
         let mut buf = std::mem::take(&mut self.node_buf);
         buf.resize(loc.len as usize, 0);
+        let chk_crc = self.must_chk_data_crc();
         let r = self
             .read_bytes_into(loc.lnum, loc.offs, &mut buf)
-            .and_then(|()| Self::check_data_node(inum, b, loc, &buf, out));
+            .and_then(|()| Self::check_data_node(inum, b, loc, &buf, chk_crc, out));
         self.node_buf = buf;
         r
     }
 
+    /// Whether a data node read through the index has its CRC checked:
+    /// `ubifs_check_node` (fs/ubifs/io.c) skips it for a data node when
+    /// `!must_chk_crc && c->no_chk_data_crc && !c->mounting &&
+    /// !c->remounting_rw`; `ubifs_read_node` (file reads, `do_readpage` →
+    /// `read_block` → `ubifs_tnc_read_node`) passes `must_chk_crc` = 0,
+    /// `no_chk_data_crc` is the default (`alloc_ubifs_info`; mount option
+    /// `chk_data_crc` clears it), and `ubifs_ro_mode` clears it after an
+    /// error (here `broken`). Scans (GC, replay: `ubifs_scan_a_node`) check
+    /// always, through `parse_hdr`.
+    pub(crate) fn must_chk_data_crc(&self) -> bool {
+        self.cfg.chk_data_crc || self.mounting || self.broken
+    }
+
     /// `read_node`'s checks of the data node `bytes` read from `loc` (header,
-    /// CRC, payload decompressed), with the payload read in place rather than
-    /// copied; its bytes (at most a block) are appended to `out`.
-    fn check_data_node(inum: u32, b: u32, loc: Loc, bytes: &[u8], out: &mut Vec<u8>) -> FsResult<()> {
-        let d = match crate::codec::parse_data_ref(bytes) {
+    /// the CRC if `chk_crc`, payload decompressed), with the payload read in
+    /// place rather than copied; its bytes (at most a block) are appended to
+    /// `out`.
+    fn check_data_node(inum: u32, b: u32, loc: Loc, bytes: &[u8], chk_crc: bool, out: &mut Vec<u8>) -> FsResult<()> {
+        let d = match crate::codec::parse_data_ref(bytes, chk_crc) {
             Some((h, d)) if h.len == loc.len => d,
             _ => return Err(not_a_data_node(bytes, loc)),
         };

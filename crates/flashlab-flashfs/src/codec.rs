@@ -325,6 +325,13 @@ pub fn leaf_key(h: &Hdr, b: &[u8]) -> Option<Key> {
 
 /// Parses the header at the start of `b` (checks magic, length and CRC).
 pub fn parse_hdr(b: &[u8]) -> Result<Hdr, Bad> {
+    parse_hdr_with(b, true)
+}
+
+/// [`parse_hdr`], with the CRC checked only if `chk_crc` (magic and length
+/// always: `ubifs_check_node`, fs/ubifs/io.c, returns before the CRC for a
+/// data node read with `no_chk_data_crc`).
+fn parse_hdr_with(b: &[u8], chk_crc: bool) -> Result<Hdr, Bad> {
     if b.len() < HDR {
         return Err(if b.iter().all(|x| *x == 0xFF) { Bad::Empty } else { Bad::Corrupt });
     }
@@ -341,7 +348,7 @@ pub fn parse_hdr(b: &[u8]) -> Result<Hdr, Bad> {
         return Err(Bad::Corrupt);
     }
     let crc = u32::from_le_bytes(b[4..8].try_into().unwrap_or([0; 4]));
-    if crc32fast::hash(&b[8..len as usize]) != crc {
+    if chk_crc && crc32fast::hash(&b[8..len as usize]) != crc {
         return Err(Bad::Corrupt);
     }
     let sqnum = u64::from_le_bytes(b[8..16].try_into().unwrap_or([0; 8]));
@@ -364,9 +371,12 @@ pub struct DataRef<'a> {
 
 /// What `parse_node` gives for a data node, without copying the payload;
 /// None for a bad header, another node type or a short node (`parse_node`
-/// tells those apart).
-pub fn parse_data_ref(b: &[u8]) -> Option<(Hdr, DataRef<'_>)> {
-    let h = parse_hdr(b).ok()?;
+/// tells those apart). The CRC is checked only if `chk_crc`: the header's
+/// magic, length and type always (`ubifs_check_node`, fs/ubifs/io.c, skips
+/// the CRC of a data node read with `must_chk_crc` = 0 under
+/// `no_chk_data_crc`, UBIFS's default, but checks the node type first).
+pub fn parse_data_ref(b: &[u8], chk_crc: bool) -> Option<(Hdr, DataRef<'_>)> {
+    let h = parse_hdr_with(b, chk_crc).ok()?;
     if h.ntype != T_DATA {
         return None;
     }

@@ -103,6 +103,9 @@ pub struct Fs {
     pub(crate) inodes: HashMap<u32, InoNode, std::hash::BuildHasherDefault<crate::key::KeyHasher>>,
     pub(crate) in_commit: bool,
     pub(crate) broken: bool,
+    /// `Fs::mount` is running (UBIFS's `c->mounting`): data nodes read then
+    /// have their CRC checked whatever `chk_data_crc` says.
+    pub(crate) mounting: bool,
     pub(crate) counters: FsCounters,
     /// Hot/cold classification and the delayed hot journal.
     pub(crate) hot: crate::hot::HotState,
@@ -158,6 +161,7 @@ impl Fs {
             inodes: HashMap::default(),
             in_commit: false,
             broken: false,
+            mounting: false,
             counters: FsCounters::default(),
             hot: crate::hot::HotState::default(),
             vmap,

@@ -68,7 +68,7 @@ impl Fs {
         Ok(true)
     }
 
-    fn gc_collect(&mut self, v: u32) -> FsResult<()> {
+    pub(crate) fn gc_collect(&mut self, v: u32) -> FsResult<()> {
         if self.lpt_bitmap_on() {
             return self.gc_collect_valid(v);
         }

@@ -19,6 +19,8 @@ mod budget;
 mod codec;
 mod commit;
 mod compress;
+#[cfg(test)]
+mod data_crc_test;
 mod error;
 mod fs;
 pub mod fsbench;

@@ -84,7 +84,10 @@ impl Fs {
     pub fn mount(ubi: Ubi, vol: u32, cfg: FsSettings) -> Result<Fs, MountFailure> {
         let ops0 = ubi.nand().stats().ops;
         let mut fs = Fs::new_state(ubi, vol, cfg, FsGeo::new(0, 0, 0, 0, 0));
-        match fs.do_mount() {
+        fs.mounting = true;
+        let r = fs.do_mount();
+        fs.mounting = false;
+        match r {
             Ok(()) => {
                 fs.counters.mount_ops = fs.ubi.nand().stats().ops - ops0;
                 Ok(fs)

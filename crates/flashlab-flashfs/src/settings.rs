@@ -71,6 +71,15 @@ pub struct FsSettings {
     /// longer grows with the data on flash; file reads return zeros. For
     /// long benchmarks only. Default false.
     pub elide_payload: bool,
+    /// Check the CRC of every data node a file read (or a partial-block
+    /// write's read) gets through the index, as UBIFS's `chk_data_crc`
+    /// mount option does. Default false, as UBIFS's default
+    /// `no_chk_data_crc` (`alloc_ubifs_info` sets `c->no_chk_data_crc = 1`):
+    /// such reads check the header's magic, type and length only
+    /// (`ubifs_check_node`, fs/ubifs/io.c), while the mount, replay, GC and
+    /// every other node type always check the CRC, and so do file reads once
+    /// the file system has failed (`ubifs_ro_mode`).
+    pub chk_data_crc: bool,
     /// Run under the page cache of the shared file-system layer (Linux's
     /// writeback rules, simulated time): writes stay in memory until
     /// writeback, fsync, sync, unmount or memory pressure. Default true;
@@ -99,6 +108,7 @@ impl Default for FsSettings {
             hot_identifier_seed: 0,
             hot_identifier_sized: false,
             elide_payload: false,
+            chk_data_crc: false,
             page_cache: true,
             cache: flashlab_vfs::CacheSettings::default(),
         }

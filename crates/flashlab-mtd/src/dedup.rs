@@ -59,21 +59,31 @@ fn u32_at(enc: &[u8], i: usize) -> usize {
     u32::from_le_bytes(enc[i..i + 4].try_into().expect("4 bytes")) as usize
 }
 
-/// Bytes compared at a time (one `bcmp` call) before the exact end of a
-/// match is looked for in 32-byte blocks, then word by word.
+/// Bytes compared at a time (one `bcmp` call) while they agree; the block
+/// that differs is then searched word by word.
 const CMP_BLOCK: usize = 256;
 
-/// Length of the common prefix of `a` and `b`.
+/// Little-endian word at byte `i` of `b`.
+#[inline]
+fn word_at(b: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"))
+}
+
+/// Length of the common prefix of `a` and `b`. Whole blocks by `bcmp`, then
+/// 8-byte words: the first differing word's lowest differing byte (the
+/// lowest set byte of the XOR of the little-endian words) ends the prefix.
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
     let mut i = 0;
     while i + CMP_BLOCK <= n && a[i..i + CMP_BLOCK] == b[i..i + CMP_BLOCK] {
         i += CMP_BLOCK;
     }
-    while i + 32 <= n && a[i..i + 32] == b[i..i + 32] {
-        i += 32;
-    }
-    while i + 8 <= n && a[i..i + 8] == b[i..i + 8] {
+    while i + 8 <= n {
+        let x = word_at(a, i) ^ word_at(b, i);
+        if x != 0 {
+            return i + (x.trailing_zeros() / 8) as usize;
+        }
         i += 8;
     }
     while i < n && a[i] == b[i] {
@@ -82,7 +92,8 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     i
 }
 
-/// Length of the common suffix of `a` and `b`.
+/// Length of the common suffix of `a` and `b`: as [`common_prefix`] from
+/// the end (the highest differing byte of the last differing word).
 fn common_suffix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
     let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
@@ -90,10 +101,11 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
     while i + CMP_BLOCK <= n && a[n - i - CMP_BLOCK..n - i] == b[n - i - CMP_BLOCK..n - i] {
         i += CMP_BLOCK;
     }
-    while i + 32 <= n && a[n - i - 32..n - i] == b[n - i - 32..n - i] {
-        i += 32;
-    }
-    while i + 8 <= n && a[n - i - 8..n - i] == b[n - i - 8..n - i] {
+    while i + 8 <= n {
+        let x = word_at(a, n - i - 8) ^ word_at(b, n - i - 8);
+        if x != 0 {
+            return i + (x.leading_zeros() / 8) as usize;
+        }
         i += 8;
     }
     while i < n && a[n - i - 1] == b[n - i - 1] {
@@ -124,6 +136,25 @@ pub(crate) struct Dict {
     starts: Vec<u64>,
     /// Pages of at most 2^16 words are indexed (others are never found).
     on: bool,
+    /// The runs of the last page found with a given first word (its
+    /// recipe), direct-mapped by that word: a page that starts with the same
+    /// word most likely lays out the same bytes around the same differing
+    /// ones (a log of equal records at the same phase: the next LEB's page at
+    /// the same place), so its runs are tried, each checked by comparing its
+    /// bytes, before any search.
+    recipes: Vec<Recipe>,
+}
+
+/// Most runs a recipe keeps.
+const RECIPE_REFS: usize = 6;
+
+/// A found page's runs (see [`Dict::recipes`]): `(at, len, page, off)` of
+/// each; `n == 0` for an empty entry.
+#[derive(Clone, Copy, Default)]
+struct Recipe {
+    first: u64,
+    n: u32,
+    runs: [[u32; 4]; RECIPE_REFS],
 }
 
 impl Dict {
@@ -131,7 +162,65 @@ impl Dict {
     /// two pages, between 64 and 32 768 slots (256 KiB, to stay in cache).
     pub fn new(pages: usize, page_bytes: usize) -> Self {
         let slots = (pages / 2).next_power_of_two().clamp(64, 1 << 15);
-        Dict { table: vec![0; slots], starts: vec![0; slots / 8], on: page_bytes / 8 <= 1 << 16 }
+        Dict {
+            table: vec![0; slots],
+            starts: vec![0; slots / 8],
+            on: page_bytes / 8 <= 1 << 16,
+            recipes: vec![Recipe::default(); (slots / 16).max(4)],
+        }
+    }
+
+    #[inline]
+    fn recipe_slot(&self, w: u64) -> usize {
+        (hash(w) >> 40) as usize & (self.recipes.len() - 1)
+    }
+
+    /// The runs of the last page found that started with `src`'s first word,
+    /// into `refs`, if every one of them still holds `src`'s bytes in a live
+    /// page (compared whole) and they cover at least three quarters of it.
+    fn try_recipe(&self, src: &[u8], slab: &Slab, live: &impl Fn(u32) -> bool, refs: &mut Vec<Ref>) -> bool {
+        let w = word(src, 0);
+        let r = &self.recipes[self.recipe_slot(w)];
+        if r.n == 0 || r.first != w {
+            return false;
+        }
+        let mut covered = 0;
+        for &[at, len, page, off] in &r.runs[..r.n as usize] {
+            let (at, len, off) = (at as usize, len as usize, off as usize);
+            if !live(page) || at + len > src.len() {
+                return false;
+            }
+            if slab.page(page).get(off..off + len) != Some(&src[at..at + len]) {
+                return false;
+            }
+            covered += len;
+        }
+        if covered * 4 < src.len() * 3 {
+            return false;
+        }
+        refs.clear();
+        refs.extend(r.runs[..r.n as usize].iter().map(|&[at, len, page, off]| Ref {
+            at: at as usize,
+            len: len as usize,
+            page,
+            off: off as usize,
+        }));
+        true
+    }
+
+    /// Keeps `refs`, the runs just found for `src`, as the recipe of its first word.
+    fn keep_recipe(&mut self, src: &[u8], refs: &[Ref]) {
+        let w = word(src, 0);
+        if refs.len() > RECIPE_REFS || !indexable(w) {
+            return;
+        }
+        let s = self.recipe_slot(w);
+        let r = &mut self.recipes[s];
+        r.first = w;
+        r.n = refs.len() as u32;
+        for (d, x) in r.runs.iter_mut().zip(refs) {
+            *d = [x.at as u32, x.len as u32, x.page, x.off as u32];
+        }
     }
 
     #[inline]
@@ -181,7 +270,7 @@ impl Dict {
     }
 
     pub fn bytes(&self) -> usize {
-        (self.table.len() + self.starts.len()) * 8
+        (self.table.len() + self.starts.len()) * 8 + self.recipes.len() * std::mem::size_of::<Recipe>()
     }
 
     /// The runs of `src` (a whole page of `slab`'s size, a multiple of 8
@@ -198,23 +287,51 @@ impl Dict {
     /// while it fills), and after a few differing bytes (a node header, a
     /// stamp) the page often agrees with the same base again at the same
     /// distance ([`resync`]).
-    pub fn find(&self, src: &[u8], slab: &Slab, uses: &[u32], hint: &mut Hint, refs: &mut Vec<Ref>) -> bool {
+    ///
+    /// First of all, the recipe of a page found before with the same first
+    /// word is tried ([`Dict::recipes`]); a page found by the search leaves
+    /// its runs as that word's recipe.
+    pub fn find(&mut self, src: &[u8], slab: &Slab, uses: &[u32], hint: &mut Hint, refs: &mut Vec<Ref>) -> bool {
+        let live = |p: u32| uses.get(p as usize).is_some_and(|&u| u > 0);
+        let found = if self.try_recipe(src, slab, &live, refs) {
+            true
+        } else {
+            let found = self.search(src, slab, &live, hint.take(), refs);
+            if found {
+                self.keep_recipe(src, refs);
+            }
+            found
+        };
+        let n = src.len();
+        *hint = refs.last().filter(|r| found && r.at + r.len == n).map(|r| {
+            let end = r.off + r.len;
+            if end == n {
+                (r.page + 1, 0)
+            } else {
+                (r.page, end)
+            }
+        });
+        found
+    }
+
+    /// The search of [`Dict::find`], from `hint` (the page found last ended
+    /// there) and the dictionary.
+    fn search(&self, src: &[u8], slab: &Slab, live: &impl Fn(u32) -> bool, hint: Hint, refs: &mut Vec<Ref>) -> bool {
         refs.clear();
         let n = src.len();
-        let live = |p: u32| uses.get(p as usize).is_some_and(|&u| u > 0);
         let (mut done, mut covered, mut i) = (0, 0, 0);
         let mut give_up = n / 4;
         // (byte of `src`, slab page, byte of it) to try before any lookup,
         // and the one to try next if it fails at the page's start.
         let mut guess = self.start(word(src, 0)).map(|p| (0, p, 0));
-        let mut other = hint.take().map(|(p, o)| (0, p, o));
+        let mut other = hint.map(|(p, o)| (0, p, o));
         if guess.is_none() {
             guess = other.take();
         }
         while done < n {
             let (at, page, off) = match guess.take() {
                 Some(g) => g,
-                None => match self.probe(src, &mut i, give_up, &live) {
+                None => match self.probe(src, &mut i, give_up, live) {
                     Some(hit) => hit,
                     None => break,
                 },
@@ -244,16 +361,7 @@ impl Dict {
                 resync(src, base, done, off + fwd).map(|(a, o)| (a, page, o))
             };
         }
-        let found = covered * 4 >= n * 3;
-        *hint = refs.last().filter(|r| found && r.at + r.len == n).map(|r| {
-            let end = r.off + r.len;
-            if end == n {
-                (r.page + 1, 0)
-            } else {
-                (r.page, end)
-            }
-        });
-        found
+        covered * 4 >= n * 3
     }
 
     /// Looks the words of `src` up from word `*i` on, while they start at most
@@ -407,6 +515,23 @@ mod tests {
             assert_eq!((common_prefix(&a, &b), common_suffix(&a, &b)), (at, 399 - at), "at {at}");
         }
         assert_eq!((common_prefix(&a, &a), common_suffix(&a[1..], &a)), (400, 399));
+        // Against a byte-by-byte count: every length to 600, differences
+        // at every position of a word and across blocks, unequal lengths.
+        let naive_p = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let naive_s = |a: &[u8], b: &[u8]| a.iter().rev().zip(b.iter().rev()).take_while(|(x, y)| x == y).count();
+        let base = noise(3, 600);
+        for len in 0..600usize {
+            let a = &base[..len];
+            let mut b = a.to_vec();
+            if len > 0 {
+                let at = (len * 37) % len;
+                b[at] ^= 1 << (len % 8);
+            }
+            for (x, y) in [(a, &b[..]), (a, &base[..]), (&b[..], &base[len / 3..])] {
+                assert_eq!(common_prefix(x, y), naive_p(x, y), "len {len}");
+                assert_eq!(common_suffix(x, y), naive_s(x, y), "len {len}");
+            }
+        }
     }
 
     #[test]
@@ -445,11 +570,57 @@ mod tests {
     }
 
     #[test]
+    fn a_page_starting_as_one_found_before_is_tried_with_its_runs() {
+        let mut slab = Slab::new(1024, 8);
+        let data = noise(5u64, 2048);
+        let mut dict = Dict::new(8, 1024);
+        let mut uses = vec![0u32; 3];
+        for p in 0..2u32 {
+            let n = slab.take();
+            slab.page_mut(n).copy_from_slice(&data[p as usize * 1024..][..1024]);
+            dict.index(n, slab.page(n));
+            uses[n as usize] = 1;
+        }
+        // Bytes 200..1224 with a 56-byte "header" at 400 (across the pages).
+        let page = |fill: u8| {
+            let mut src = data[200..1224].to_vec();
+            src[400..456].fill(fill);
+            src
+        };
+        let (mut refs, mut hint) = (Vec::new(), None);
+        assert!(dict.find(&page(1), &slab, &uses, &mut hint, &mut refs));
+        let first: Vec<_> = refs.iter().map(|r| (r.at, r.len, r.page, r.off)).collect();
+        // Empty the dictionary's word index: only the recipe can find the
+        // next page, which differs from the first in its "header" alone.
+        dict.table.fill(0);
+        dict.starts.fill(0);
+        let src = page(2);
+        assert!(dict.find(&src, &slab, &uses, &mut None, &mut refs));
+        assert_eq!(refs.iter().map(|r| (r.at, r.len, r.page, r.off)).collect::<Vec<_>>(), first);
+        let mut back = vec![0u8; 1024];
+        read(&encode(&src, &refs), &slab, 0, &mut back);
+        assert_eq!(back, src);
+        // A run's bytes changed in the new page: the recipe is refused (and
+        // the search, with nothing indexed, finds nothing).
+        let mut other = page(3);
+        other[900] ^= 0xFF;
+        other[100] ^= 0xFF;
+        other[700] ^= 0xFF;
+        assert!(!dict.find(&other, &slab, &uses, &mut None, &mut refs));
+        // A base page no longer live, or changed, is refused too.
+        uses[1] = 0;
+        assert!(!dict.find(&src, &slab, &uses, &mut None, &mut refs));
+        uses[1] = 1;
+        slab.page_mut(1)[100] ^= 1;
+        assert!(!dict.find(&src, &slab, &uses, &mut None, &mut refs));
+    }
+
+    #[test]
     fn guesses_follow_the_next_page_and_resync_after_a_difference() {
         let mut slab = Slab::new(1024, 8);
         let data = noise(11u64, 2048);
         // Nothing indexed: only the hint and the guesses can find the bytes.
-        let dict = Dict::new(8, 1024);
+        let mut dict = Dict::new(8, 1024);
         let uses = vec![1u32; 2];
         for p in 0..2 {
             let n = slab.take();
@@ -466,7 +637,9 @@ mod tests {
         let mut back = vec![0u8; 1024];
         read(&enc, &slab, 0, &mut back);
         assert_eq!(back, src);
-        // A wrong hint costs a comparison, not a wrong byte.
+        // A wrong hint costs a comparison, not a wrong byte (the page's
+        // recipe forgotten, else it would find the page again).
+        dict.recipes.fill(Recipe::default());
         let mut hint = Some((1, 0));
         assert!(!dict.find(&src, &slab, &uses, &mut hint, &mut refs) && hint.is_none());
         // A page starting as an indexed page does is found from its first
