@@ -105,11 +105,31 @@ impl Timeline {
                     run.last = GcXfer { start: x2, ready: xr2 };
                     run.pairs += 1;
                     run.n += 2;
+                    if P {
+                        // Filling another die's periodic node at one phase: in closed form.
+                        let (period, first) = (read_ns + 2 * xfer + program_ns, run.free + read_ns);
+                        let bound = self.floor.max(others);
+                        let slots = self.cal[ch].fill_slots(who, first, period, xfer, bound);
+                        if slots >= 2 {
+                            let m = pairs_on(self, die, &ops[run.n..], slots);
+                            if m >= 2 {
+                                self.cal[ch].fill_run(who, first, m, period);
+                                let x = first + (m - 1) * period;
+                                self.cal[ch].prune_in::<true>(self.floor.max(others.min(x - read_ns)));
+                                run.busy += m * period;
+                                run.free = x + 2 * xfer + program_ns;
+                                run.last = GcXfer { start: x + xfer, ready: x + xfer };
+                                run.pairs += m;
+                                run.n += 2 * m as usize;
+                                continue;
+                            }
+                        }
+                    }
                     if TRY && self.cal[ch].is_last(who) {
                         // Behind everything: the following pairs in closed form, as in
                         // `crate::migrate_run`.
                         let period = read_ns + 2 * xfer + program_ns;
-                        let more = pairs_on(self, die, &ops[run.n..]);
+                        let more = pairs_on(self, die, &ops[run.n..], u64::MAX);
                         let first = run.free + read_ns;
                         if more >= 2 && self.cal[ch].append_run(who, first, more, period, xfer) {
                             let x = first + (more - 1) * period;
@@ -166,9 +186,10 @@ struct Run {
     periodic: bool,
 }
 
-/// How many (read, program) pairs of merge work on `die` `ops` starts with.
-fn pairs_on(tl: &Timeline, die: usize, ops: &[FlashOp]) -> u64 {
-    ops.chunks_exact(2).take_while(|p| unit_on(tl, die, p) == 2).count() as u64
+/// How many (read, program) pairs of merge work on `die` `ops` starts with, up to `most`.
+fn pairs_on(tl: &Timeline, die: usize, ops: &[FlashOp], most: u64) -> u64 {
+    let most = most.min(ops.len() as u64 / 2) as usize;
+    ops.chunks_exact(2).take(most).take_while(|p| unit_on(tl, die, p) == 2).count() as u64
 }
 
 /// The booking unit at the start of `ops` if it is merge work on `die`: 2 for a
