@@ -108,10 +108,11 @@ impl Timeline {
                     if P {
                         // Filling another die's periodic node at one phase: in closed form.
                         let (period, first) = (read_ns + 2 * xfer + program_ns, run.free + read_ns);
-                        let bound = self.floor.max(others);
-                        let slots = self.cal[ch].fill_slots(who, first, period, xfer, bound);
+                        let bound = self.floor.max(others.min(run.free));
+                        let slots = self.cal[ch].fill_slots(who, first, period, xfer, bound, read_ns);
                         if slots >= 2 {
-                            let m = pairs_on(self, die, &ops[run.n..], slots);
+                            let end = ops.len().min(run.n + 2 * slots as usize);
+                            let m = pairs_on(self, die, &ops[run.n..end]);
                             if m >= 2 {
                                 self.cal[ch].fill_run(who, first, m, period);
                                 let x = first + (m - 1) * period;
@@ -129,7 +130,7 @@ impl Timeline {
                         // Behind everything: the following pairs in closed form, as in
                         // `crate::migrate_run`.
                         let period = read_ns + 2 * xfer + program_ns;
-                        let more = pairs_on(self, die, &ops[run.n..], u64::MAX);
+                        let more = pairs_on(self, die, &ops[run.n..]);
                         let first = run.free + read_ns;
                         if more >= 2 && self.cal[ch].append_run(who, first, more, period, xfer) {
                             let x = first + (more - 1) * period;
@@ -186,10 +187,9 @@ struct Run {
     periodic: bool,
 }
 
-/// How many (read, program) pairs of merge work on `die` `ops` starts with, up to `most`.
-fn pairs_on(tl: &Timeline, die: usize, ops: &[FlashOp], most: u64) -> u64 {
-    let most = most.min(ops.len() as u64 / 2) as usize;
-    ops.chunks_exact(2).take(most).take_while(|p| unit_on(tl, die, p) == 2).count() as u64
+/// How many (read, program) pairs of merge work on `die` `ops` starts with.
+fn pairs_on(tl: &Timeline, die: usize, ops: &[FlashOp]) -> u64 {
+    ops.chunks_exact(2).take_while(|p| unit_on(tl, die, p) == 2).count() as u64
 }
 
 /// The booking unit at the start of `ops` if it is merge work on `die`: 2 for a

@@ -28,9 +28,16 @@ impl Calendar {
     /// neighbours when both gaps are shorter than `len`: for j = 0 the gaps
     /// `first − end(c)` and `start(a) − (first + 2·len)`, for j > 0 the same second gap
     /// and `first + period − (start(a) + width)` (slot j − 1 ends at `start(a) + (j −
-    /// 1)·period + width`), each the same for every j. `bound`: no prune before these pairs reaches it; it must lie before
-    /// `c`'s end (pruning then never touches `c` or `a`).
-    pub fn fill_slots(&self, who: usize, first: u64, period: u64, len: u64, bound: u64) -> u64 {
+    /// 1)·period + width`), each the same for every j.
+    ///
+    /// Pruning between the pairs must touch neither `c` nor `a` (the caller prunes
+    /// once, to the last pair's floor): `bound`, the floor before pair 0, must lie
+    /// before `c`'s end, and the floor before pair j > 0 is at most `r_j − lead` (the
+    /// die's own clock: a pair's read starts `lead` before its transfer is ready; the
+    /// host floor lies before `bound`), which lies before `c`'s end then, slot j − 1's,
+    /// when `first + period − lead < start(a) + width`: the same for every j.
+    #[inline(always)]
+    pub fn fill_slots(&self, who: usize, first: u64, period: u64, len: u64, bound: u64, lead: u64) -> u64 {
         let c = self.cursor[who];
         if c == NIL || self.movable {
             return 0;
@@ -50,7 +57,7 @@ impl Calendar {
         }
         // Pair j > 0 after slot j − 1: a gap shorter than `len`.
         let after = first + period;
-        if after < a.start + w || after - (a.start + w) >= len {
+        if after < a.start + w || after - (a.start + w) >= len || after - lead >= a.start + w {
             return 0;
         }
         (a.end - a.start - w) / period + 1

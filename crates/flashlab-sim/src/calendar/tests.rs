@@ -120,7 +120,7 @@ fn runs_book_like_single_bookings(seed: u64, gap_lengths: [u64; 5], min_phase: u
                 periodic += left;
                 break;
             }
-            let slots = a.fill_slots(who, ready, 2 * len + gap, len, 0);
+            let slots = a.fill_slots(who, ready, 2 * len + gap, len, 0, 2 * len + gap);
             if left >= 2 && slots >= 2 {
                 // Another die's periodic node filled at one phase (`calendar::fill`).
                 let m = left.min(slots);
@@ -276,7 +276,7 @@ fn matches_the_oracle(dies: usize) {
                         periodic += left;
                         break;
                     }
-                    let slots = c.fill_slots(who, ready, 2 * len + gap, len, 0);
+                    let slots = c.fill_slots(who, ready, 2 * len + gap, len, 0, 2 * len + gap);
                     if left >= 2 && slots >= 2 {
                         let m = left.min(slots);
                         c.fill_run(who, ready, m, 2 * len + gap);
