@@ -93,6 +93,7 @@ pub(crate) struct Calendar {
     periodic_live: u32,
 }
 
+mod fill;
 mod periodic;
 
 impl Calendar {

@@ -105,6 +105,27 @@ impl Timeline {
                     run.last = GcXfer { start: x2, ready: xr2 };
                     run.pairs += 1;
                     run.n += 2;
+                    if P {
+                        // Filling another die's periodic node at one phase: in closed form.
+                        let (period, first) = (read_ns + 2 * xfer + program_ns, run.free + read_ns);
+                        let bound = self.floor.max(others.min(run.free));
+                        let slots = self.cal[ch].fill_slots(who, first, period, xfer, bound, read_ns);
+                        if slots >= 2 {
+                            let end = ops.len().min(run.n + 2 * slots as usize);
+                            let m = pairs_on(self, die, &ops[run.n..end]);
+                            if m >= 2 {
+                                self.cal[ch].fill_run(who, first, m, period);
+                                let x = first + (m - 1) * period;
+                                self.cal[ch].prune_in::<true>(self.floor.max(others.min(x - read_ns)));
+                                run.busy += m * period;
+                                run.free = x + 2 * xfer + program_ns;
+                                run.last = GcXfer { start: x + xfer, ready: x + xfer };
+                                run.pairs += m;
+                                run.n += 2 * m as usize;
+                                continue;
+                            }
+                        }
+                    }
                     if TRY && self.cal[ch].is_last(who) {
                         // Behind everything: the following pairs in closed form, as in
                         // `crate::migrate_run`.

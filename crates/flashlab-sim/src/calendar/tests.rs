@@ -73,13 +73,22 @@ fn a_pair_books_like_two_single_bookings() {
 /// one periodic node, [`Calendar::append_run`]) or in the gap behind their die's last
 /// slot, single bookings and pruning in between: booked by pairs and periodic runs and
 /// by single bookings, every start, every slot and `idle_at` everywhere agree.
+///
+/// Twice: with gaps of several lengths, then mostly of one for which a second die's
+/// run fills a periodic node's gaps at one phase, merging with both neighbours
+/// ([`Calendar::fill_run`]: period 45, slots 20, 5 left per gap).
 #[test]
 fn runs_of_pairs_book_like_single_bookings() {
-    let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15u64);
+    runs_book_like_single_bookings(0x9e37_79b9_7f4a_7c15, [3, 9, 10, 25, 40], 0);
+    runs_book_like_single_bookings(0x2545_f491_4f6c_dd1d, [25, 25, 25, 25, 40], 100);
+}
+
+fn runs_book_like_single_bookings(seed: u64, gap_lengths: [u64; 5], min_phase: u64) {
+    let mut rnd = xorshift(seed);
     let (dies, len) = (4, 10);
     let (mut a, mut b) = (Calendar::new(dies, false), Calendar::new(dies, false));
     let (mut free, mut gaps) = (vec![0u64; dies], vec![10u64; dies]);
-    let (mut appended, mut filled, mut periodic) = (0, 0, 0);
+    let (mut appended, mut filled, mut periodic, mut phase) = (0, 0, 0, 0);
     for _ in 0..5000 {
         let who = rnd(dies as u64) as usize;
         if rnd(4) == 0 {
@@ -90,7 +99,7 @@ fn runs_of_pairs_book_like_single_bookings() {
         // Sometimes the die's next run continues its last one at the same period.
         let (gap, mut ready) = match rnd(4) {
             0 => (gaps[who], free[who] + gaps[who]),
-            _ => ([3, 9, 10, 25, 40][rnd(5) as usize], free[who] + rnd(60)),
+            _ => (gap_lengths[rnd(5) as usize], free[who] + rnd(60)),
         };
         gaps[who] = gap;
         let mut left = 1 + rnd(12);
@@ -110,6 +119,20 @@ fn runs_of_pairs_book_like_single_bookings() {
                 }
                 periodic += left;
                 break;
+            }
+            let slots = a.fill_slots(who, ready, 2 * len + gap, len, 0, 2 * len + gap);
+            if left >= 2 && slots >= 2 {
+                // Another die's periodic node filled at one phase (`calendar::fill`).
+                let m = left.min(slots);
+                a.fill_run(who, ready, m, 2 * len + gap);
+                for _ in 0..m {
+                    let first = b.book(ready, len, 0, who);
+                    assert_eq!((first, b.book(first + len, len, 0, who)), (ready, ready + len));
+                    free[who] = ready + 2 * len;
+                    ready = free[who] + gap;
+                }
+                (phase, left) = (phase + m, left - m);
+                continue;
             }
             let first = b.book(ready, len, 0, who);
             let pair = (first, b.book(first + len, len, 0, who));
@@ -137,6 +160,7 @@ fn runs_of_pairs_book_like_single_bookings() {
     assert!(appended > 600, "only {appended} pairs appended behind everything");
     assert!(filled > 300, "only {filled} pairs fitted in the gap after their die's slot");
     assert!(periodic > 1000, "only {periodic} pairs booked in periodic runs");
+    assert!(phase >= min_phase, "only {phase} pairs filled periodic nodes at one phase");
     assert!(a.len() < b.len(), "periodic nodes hold several slots");
 }
 
@@ -226,7 +250,7 @@ fn matches_the_oracle(dies: usize) {
     let mut rnd = xorshift(0x1234_5678_9abc_def0u64);
     let mut c = Calendar::new(dies, false);
     let mut busy = vec![false; 400_000];
-    let (mut floor, mut most, mut periodic) = (0, 0, 0);
+    let (mut floor, mut most, mut periodic, mut phase) = (0, 0, 0, 0);
     let len = 7;
     let earliest = |busy: &mut [bool], ready: u64| {
         let want = (ready..).find(|&s| (s..s + len).all(|t| !busy[t as usize])).unwrap();
@@ -251,6 +275,18 @@ fn matches_the_oracle(dies: usize) {
                         }
                         periodic += left;
                         break;
+                    }
+                    let slots = c.fill_slots(who, ready, 2 * len + gap, len, 0, 2 * len + gap);
+                    if left >= 2 && slots >= 2 {
+                        let m = left.min(slots);
+                        c.fill_run(who, ready, m, 2 * len + gap);
+                        for _ in 0..m {
+                            assert_eq!(earliest(&mut busy, ready), ready);
+                            assert_eq!(earliest(&mut busy, ready + len), ready + len);
+                            ready += 2 * len + gap;
+                        }
+                        (phase, left) = (phase + m, left - m);
+                        continue;
                     }
                     let first = earliest(&mut busy, ready);
                     let pair = (first, earliest(&mut busy, first + len));
@@ -278,6 +314,7 @@ fn matches_the_oracle(dies: usize) {
         most = most.max(c.len());
     }
     assert!(periodic > 500, "only {periodic} pairs booked in periodic runs");
+    assert!(phase > 100, "only {phase} pairs filled periodic nodes at one phase");
     // Freed nodes are reused: the arena holds no more nodes than were ever live at once.
     assert!(c.nodes.len() <= most + 1, "{} nodes, {most} live", c.nodes.len());
 }
