@@ -15,6 +15,8 @@
 //! dirty while its stamp equals its translation page's generation, so a batch update
 //! cleans every dirty entry of a page by bumping that generation (no walk over them).
 
+mod split;
+
 use flashlab_nand::Table;
 
 const NIL: u32 = u32::MAX;
@@ -46,15 +48,26 @@ impl PageOf {
     }
 }
 
-/// One CMT entry, five words (20 bytes), indexed by the constants below: its logical
-/// page, its recency links within its segment, its dirty generation (dirty while equal
-/// to its translation page's generation; 0: clean) and its segment.
-type Slot = [u32; 5];
+/// One CMT entry, five words indexed by the constants below: its logical page, its
+/// recency links within its segment, its dirty generation (dirty while equal to its
+/// translation page's generation; 0: clean) and its segment; padded to 32 bytes, so that
+/// no slot straddles two cache lines (at 20 bytes a quarter did: a prefetch of the slot
+/// then left its links or generation out) and the bench's 65 536 slots fill one 2 MiB
+/// page exactly (the 20-byte table was padded to it anyway: [`huge_len`]).
+type Slot = [u32; 8];
+/// The bytes of a slot's five words, as [`Cmt::memory_bytes`] reports them.
+const SLOT_BYTES: usize = 20;
 const LPN: usize = 0;
 const PREV: usize = 1;
 const NEXT: usize = 2;
 const DGEN: usize = 3;
 const SEG: usize = 4;
+
+/// A slot of these five words (the padding zero).
+#[inline(always)]
+fn new_slot(lpn: u32, prev: u32, next: u32, dgen: u32, seg: u32) -> Slot {
+    [lpn, prev, next, dgen, seg, 0, 0, 0]
+}
 
 /// The length to give a [`Table`] of `len` entries of `size` bytes so that it sits in
 /// whole 2 MiB pages: padded to them when it spans at least half of one (the bench's
@@ -105,7 +118,7 @@ impl Cmt {
         Cmt {
             slot_of: Table::new(NIL, huge_len(logical_pages as usize, 4)),
             cached: vec![0; (logical_pages as usize).div_ceil(64)],
-            slots: Table::new([NIL, NIL, NIL, 0, 0], huge_len(c, std::mem::size_of::<Slot>())),
+            slots: Table::new(new_slot(NIL, NIL, NIL, 0, 0), huge_len(c, std::mem::size_of::<Slot>())),
             logical: logical_pages,
             capacity,
             page_gen: vec![1; tpages],
@@ -186,71 +199,6 @@ impl Cmt {
             crate::ftl::prefetch(&self.slots[s as usize]);
             s
         }));
-    }
-
-    /// Sort one data-GC batch's moved pages (Gupta et al. §3.3): a cached one goes to
-    /// `cached` (its entry is updated in RAM; its `slot_of` line is prefetched); for the
-    /// others, their translation page goes to `touched` the first time the batch touches
-    /// it (`stamp[t] == epoch` marks it). Returns how many translation pages: they are
-    /// `touched[..n]`, in order of first touch (`touched` is a scratch buffer, grown to
-    /// the batch's length and never shrunk). The bitmap's words were prefetched by the
-    /// page FTL's GC (`DftlFtl::with_bits_lent`). The loop is specialised once per batch
-    /// for a shift or a division ([`PageOf`]), and kept out of `drain` (one call per
-    /// batch) so that its loop has the registers to itself: inlined there, it spilled and
-    /// reloaded its counter, pointers and epoch at every page.
-    #[inline(never)]
-    pub(crate) fn split_moved(
-        &self,
-        moved: &[u32],
-        stamp: &mut [u32],
-        epoch: u32,
-        touched: &mut Vec<u32>,
-        cached: &mut Vec<u32>,
-    ) -> usize {
-        if touched.len() < moved.len() {
-            touched.resize(moved.len(), 0);
-        }
-        let PageOf { epp, shift } = self.page_of;
-        if shift != u32::MAX {
-            self.split_with(moved, stamp, epoch, touched, cached, |l| (l >> shift) as usize)
-        } else {
-            self.split_with(moved, stamp, epoch, touched, cached, |l| (l as u64 / epp) as usize)
-        }
-    }
-
-    /// [`Self::split_moved`]'s loop with the translation page given by `page`. The
-    /// first-touch test has no branch: every uncached page's translation page is written
-    /// at `touched[n]` and `n` advances only on a first touch (about half of them in the
-    /// bench, so a branch there was mispredicted about every other page); the cached test
-    /// keeps its branch (13 % taken in the bench). (A version with no branch at all,
-    /// selects and both outputs written at every page, took 40 instructions per page
-    /// against 24: s10-dftl.)
-    #[inline(always)]
-    fn split_with(
-        &self,
-        moved: &[u32],
-        stamp: &mut [u32],
-        epoch: u32,
-        touched: &mut [u32],
-        cached: &mut Vec<u32>,
-        page: impl Fn(u32) -> usize,
-    ) -> usize {
-        let bits = &self.cached[..];
-        let mut n = 0;
-        for &l in moved {
-            if bits[(l >> 6) as usize] >> (l & 63) & 1 != 0 {
-                self.prefetch(l as u64);
-                cached.push(l);
-                continue;
-            }
-            let t = page(l);
-            let first = stamp[t] != epoch;
-            stamp[t] = epoch;
-            // n ≤ the pages seen so far < moved.len() ≤ touched.len().
-            touched[n] = t as u32;
-            n += first as usize;
-        }
-        n
     }
 
     fn unlink(&mut self, s: u32) {
@@ -373,7 +321,7 @@ impl Cmt {
     /// the same state without the stack.
     pub(crate) fn take_victim(&mut self) -> (u64, bool, u32) {
         let s = if self.tail[PROBATION] != NIL { self.tail[PROBATION] } else { self.tail[PROTECTED] };
-        let [lpn, _, _, dgen, _] = self.slots[s as usize];
+        let [lpn, _, _, dgen, ..] = self.slots[s as usize];
         let t = self.page_of.of(lpn as u64) as usize;
         let was = dgen != 0 && dgen == self.page_gen[t];
         if was {
@@ -396,7 +344,7 @@ impl Cmt {
     #[inline]
     pub(crate) fn replace(&mut self, lpn: u64, dirty: bool) -> Option<(u64, u32)> {
         let s = if self.tail[PROBATION] != NIL { self.tail[PROBATION] } else { self.tail[PROTECTED] };
-        let [v_lpn, v_prev, _, _, v_seg] = self.slots[s as usize];
+        let [v_lpn, v_prev, _, _, v_seg, ..] = self.slots[s as usize];
         if self.dirty_slot(s) {
             let (l, _, s) = self.take_victim();
             return Some((l, s));
@@ -412,7 +360,7 @@ impl Cmt {
             self.slots[h as usize][PREV] = s;
             self.head[PROBATION] = s;
             let dgen = self.dirty_gen(lpn, dirty);
-            self.slots[s as usize] = [lpn as u32, NIL, h, dgen, PROBATION as u32];
+            self.slots[s as usize] = new_slot(lpn as u32, NIL, h, dgen, PROBATION as u32);
             self.slot_of[lpn as usize] = s;
             self.set_cached(lpn, true);
         } else {
@@ -444,7 +392,7 @@ impl Cmt {
             let s = slot(x);
             let prev = if x + 1 < l { slot(x + 1) } else { NIL };
             let next = if x > first { slot(x - 1) } else { NIL };
-            self.slots[s as usize] = [x as u32, prev, next, 1, PROBATION as u32];
+            self.slots[s as usize] = new_slot(x as u32, prev, next, 1, PROBATION as u32);
             self.slot_of[x as usize] = s;
             self.set_cached(x, true);
         }
@@ -498,7 +446,7 @@ impl Cmt {
     /// Bytes of the tables. The membership bitmap (1/32 of `slot_of`) is left out, as
     /// DFTL's batch stamps are: `memory_bytes` is a reported result, kept as it was.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.logical as usize * 4 + self.capacity() * (std::mem::size_of::<Slot>() + 4) + self.page_gen.len() * 8
+        self.logical as usize * 4 + self.capacity() * (SLOT_BYTES + 4) + self.page_gen.len() * 8
     }
 
     /// Check the lists, segment sizes, the lpn↔slot maps and the dirty counts.
@@ -621,46 +569,6 @@ mod tests {
         let c = Cmt::new(487_424, 65_536, 1024, true);
         assert_eq!(c.memory_bytes(), 487_424 * 4 + 65_536 * 24 + 476 * 8);
         c.check().unwrap();
-    }
-
-    /// `split_moved` against the plain rule, for a shift and a division: the cached
-    /// moved pages in order; the others' translation pages once each, in order of first
-    /// touch within the batch; their stamps set to the batch's epoch.
-    #[test]
-    fn split_moved_sorts_a_batch_as_the_plain_rule_does() {
-        for epp in [8u32, 5] {
-            let logical = 300u64;
-            let mut c = Cmt::new(logical, 40, epp, true);
-            let mut stamp = vec![0u32; logical.div_ceil(epp as u64) as usize];
-            let (mut touched, mut cached) = (Vec::new(), Vec::new());
-            let mut x = 5u64;
-            let mut next = move || {
-                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-                x >> 33
-            };
-            while !c.is_full() {
-                let l = next() % logical;
-                if !c.contains(l) {
-                    c.insert(l, false);
-                }
-            }
-            for epoch in 1..300u32 {
-                let moved: Vec<u32> = (0..next() % 120).map(|_| (next() % logical) as u32).collect();
-                cached.clear();
-                let n = c.split_moved(&moved, &mut stamp, epoch, &mut touched, &mut cached);
-                let want: Vec<u32> = moved.iter().copied().filter(|&l| c.contains(l as u64)).collect();
-                assert_eq!(cached, want, "batch {epoch}");
-                let mut pages = Vec::new();
-                for &l in moved.iter().filter(|&&l| !c.contains(l as u64)) {
-                    if !pages.contains(&(l / epp)) {
-                        pages.push(l / epp);
-                    }
-                }
-                assert_eq!(&touched[..n], &pages[..], "batch {epoch}");
-                assert!(pages.iter().all(|&t| stamp[t as usize] == epoch));
-                assert_eq!(stamp.iter().filter(|&&s| s == epoch).count(), n);
-            }
-        }
     }
 
     /// Random hits, misses (inserts clean or dirty, evicting through `take_victim` and
