@@ -48,26 +48,15 @@ impl PageOf {
     }
 }
 
-/// One CMT entry, five words indexed by the constants below: its logical page, its
-/// recency links within its segment, its dirty generation (dirty while equal to its
-/// translation page's generation; 0: clean) and its segment; padded to 32 bytes, so that
-/// no slot straddles two cache lines (at 20 bytes a quarter did: a prefetch of the slot
-/// then left its links or generation out) and the bench's 65 536 slots fill one 2 MiB
-/// page exactly (the 20-byte table was padded to it anyway: [`huge_len`]).
-type Slot = [u32; 8];
-/// The bytes of a slot's five words, as [`Cmt::memory_bytes`] reports them.
-const SLOT_BYTES: usize = 20;
+/// One CMT entry, five words (20 bytes), indexed by the constants below: its logical
+/// page, its recency links within its segment, its dirty generation (dirty while equal
+/// to its translation page's generation; 0: clean) and its segment.
+type Slot = [u32; 5];
 const LPN: usize = 0;
 const PREV: usize = 1;
 const NEXT: usize = 2;
 const DGEN: usize = 3;
 const SEG: usize = 4;
-
-/// A slot of these five words (the padding zero).
-#[inline(always)]
-fn new_slot(lpn: u32, prev: u32, next: u32, dgen: u32, seg: u32) -> Slot {
-    [lpn, prev, next, dgen, seg, 0, 0, 0]
-}
 
 /// The length to give a [`Table`] of `len` entries of `size` bytes so that it sits in
 /// whole 2 MiB pages: padded to them when it spans at least half of one (the bench's
@@ -118,7 +107,7 @@ impl Cmt {
         Cmt {
             slot_of: Table::new(NIL, huge_len(logical_pages as usize, 4)),
             cached: vec![0; (logical_pages as usize).div_ceil(64)],
-            slots: Table::new(new_slot(NIL, NIL, NIL, 0, 0), huge_len(c, std::mem::size_of::<Slot>())),
+            slots: Table::new([NIL, NIL, NIL, 0, 0], huge_len(c, std::mem::size_of::<Slot>())),
             logical: logical_pages,
             capacity,
             page_gen: vec![1; tpages],
@@ -321,7 +310,7 @@ impl Cmt {
     /// the same state without the stack.
     pub(crate) fn take_victim(&mut self) -> (u64, bool, u32) {
         let s = if self.tail[PROBATION] != NIL { self.tail[PROBATION] } else { self.tail[PROTECTED] };
-        let [lpn, _, _, dgen, ..] = self.slots[s as usize];
+        let [lpn, _, _, dgen, _] = self.slots[s as usize];
         let t = self.page_of.of(lpn as u64) as usize;
         let was = dgen != 0 && dgen == self.page_gen[t];
         if was {
@@ -344,7 +333,7 @@ impl Cmt {
     #[inline]
     pub(crate) fn replace(&mut self, lpn: u64, dirty: bool) -> Option<(u64, u32)> {
         let s = if self.tail[PROBATION] != NIL { self.tail[PROBATION] } else { self.tail[PROTECTED] };
-        let [v_lpn, v_prev, _, _, v_seg, ..] = self.slots[s as usize];
+        let [v_lpn, v_prev, _, _, v_seg] = self.slots[s as usize];
         if self.dirty_slot(s) {
             let (l, _, s) = self.take_victim();
             return Some((l, s));
@@ -360,7 +349,7 @@ impl Cmt {
             self.slots[h as usize][PREV] = s;
             self.head[PROBATION] = s;
             let dgen = self.dirty_gen(lpn, dirty);
-            self.slots[s as usize] = new_slot(lpn as u32, NIL, h, dgen, PROBATION as u32);
+            self.slots[s as usize] = [lpn as u32, NIL, h, dgen, PROBATION as u32];
             self.slot_of[lpn as usize] = s;
             self.set_cached(lpn, true);
         } else {
@@ -392,7 +381,7 @@ impl Cmt {
             let s = slot(x);
             let prev = if x + 1 < l { slot(x + 1) } else { NIL };
             let next = if x > first { slot(x - 1) } else { NIL };
-            self.slots[s as usize] = new_slot(x as u32, prev, next, 1, PROBATION as u32);
+            self.slots[s as usize] = [x as u32, prev, next, 1, PROBATION as u32];
             self.slot_of[x as usize] = s;
             self.set_cached(x, true);
         }
@@ -446,7 +435,7 @@ impl Cmt {
     /// Bytes of the tables. The membership bitmap (1/32 of `slot_of`) is left out, as
     /// DFTL's batch stamps are: `memory_bytes` is a reported result, kept as it was.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.logical as usize * 4 + self.capacity() * (SLOT_BYTES + 4) + self.page_gen.len() * 8
+        self.logical as usize * 4 + self.capacity() * (std::mem::size_of::<Slot>() + 4) + self.page_gen.len() * 8
     }
 
     /// Check the lists, segment sizes, the lpn↔slot maps and the dirty counts.
