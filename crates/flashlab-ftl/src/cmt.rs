@@ -15,6 +15,8 @@
 //! dirty while its stamp equals its translation page's generation, so a batch update
 //! cleans every dirty entry of a page by bumping that generation (no walk over them).
 
+mod split;
+
 use flashlab_nand::Table;
 
 const NIL: u32 = u32::MAX;
@@ -186,71 +188,6 @@ impl Cmt {
             crate::ftl::prefetch(&self.slots[s as usize]);
             s
         }));
-    }
-
-    /// Sort one data-GC batch's moved pages (Gupta et al. §3.3): a cached one goes to
-    /// `cached` (its entry is updated in RAM; its `slot_of` line is prefetched); for the
-    /// others, their translation page goes to `touched` the first time the batch touches
-    /// it (`stamp[t] == epoch` marks it). Returns how many translation pages: they are
-    /// `touched[..n]`, in order of first touch (`touched` is a scratch buffer, grown to
-    /// the batch's length and never shrunk). The bitmap's words were prefetched by the
-    /// page FTL's GC (`DftlFtl::with_bits_lent`). The loop is specialised once per batch
-    /// for a shift or a division ([`PageOf`]), and kept out of `drain` (one call per
-    /// batch) so that its loop has the registers to itself: inlined there, it spilled and
-    /// reloaded its counter, pointers and epoch at every page.
-    #[inline(never)]
-    pub(crate) fn split_moved(
-        &self,
-        moved: &[u32],
-        stamp: &mut [u32],
-        epoch: u32,
-        touched: &mut Vec<u32>,
-        cached: &mut Vec<u32>,
-    ) -> usize {
-        if touched.len() < moved.len() {
-            touched.resize(moved.len(), 0);
-        }
-        let PageOf { epp, shift } = self.page_of;
-        if shift != u32::MAX {
-            self.split_with(moved, stamp, epoch, touched, cached, |l| (l >> shift) as usize)
-        } else {
-            self.split_with(moved, stamp, epoch, touched, cached, |l| (l as u64 / epp) as usize)
-        }
-    }
-
-    /// [`Self::split_moved`]'s loop with the translation page given by `page`. The
-    /// first-touch test has no branch: every uncached page's translation page is written
-    /// at `touched[n]` and `n` advances only on a first touch (about half of them in the
-    /// bench, so a branch there was mispredicted about every other page); the cached test
-    /// keeps its branch (13 % taken in the bench). (A version with no branch at all,
-    /// selects and both outputs written at every page, took 40 instructions per page
-    /// against 24: s10-dftl.)
-    #[inline(always)]
-    fn split_with(
-        &self,
-        moved: &[u32],
-        stamp: &mut [u32],
-        epoch: u32,
-        touched: &mut [u32],
-        cached: &mut Vec<u32>,
-        page: impl Fn(u32) -> usize,
-    ) -> usize {
-        let bits = &self.cached[..];
-        let mut n = 0;
-        for &l in moved {
-            if bits[(l >> 6) as usize] >> (l & 63) & 1 != 0 {
-                self.prefetch(l as u64);
-                cached.push(l);
-                continue;
-            }
-            let t = page(l);
-            let first = stamp[t] != epoch;
-            stamp[t] = epoch;
-            // n ≤ the pages seen so far < moved.len() ≤ touched.len().
-            touched[n] = t as u32;
-            n += first as usize;
-        }
-        n
     }
 
     fn unlink(&mut self, s: u32) {
@@ -621,46 +558,6 @@ mod tests {
         let c = Cmt::new(487_424, 65_536, 1024, true);
         assert_eq!(c.memory_bytes(), 487_424 * 4 + 65_536 * 24 + 476 * 8);
         c.check().unwrap();
-    }
-
-    /// `split_moved` against the plain rule, for a shift and a division: the cached
-    /// moved pages in order; the others' translation pages once each, in order of first
-    /// touch within the batch; their stamps set to the batch's epoch.
-    #[test]
-    fn split_moved_sorts_a_batch_as_the_plain_rule_does() {
-        for epp in [8u32, 5] {
-            let logical = 300u64;
-            let mut c = Cmt::new(logical, 40, epp, true);
-            let mut stamp = vec![0u32; logical.div_ceil(epp as u64) as usize];
-            let (mut touched, mut cached) = (Vec::new(), Vec::new());
-            let mut x = 5u64;
-            let mut next = move || {
-                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-                x >> 33
-            };
-            while !c.is_full() {
-                let l = next() % logical;
-                if !c.contains(l) {
-                    c.insert(l, false);
-                }
-            }
-            for epoch in 1..300u32 {
-                let moved: Vec<u32> = (0..next() % 120).map(|_| (next() % logical) as u32).collect();
-                cached.clear();
-                let n = c.split_moved(&moved, &mut stamp, epoch, &mut touched, &mut cached);
-                let want: Vec<u32> = moved.iter().copied().filter(|&l| c.contains(l as u64)).collect();
-                assert_eq!(cached, want, "batch {epoch}");
-                let mut pages = Vec::new();
-                for &l in moved.iter().filter(|&&l| !c.contains(l as u64)) {
-                    if !pages.contains(&(l / epp)) {
-                        pages.push(l / epp);
-                    }
-                }
-                assert_eq!(&touched[..n], &pages[..], "batch {epoch}");
-                assert!(pages.iter().all(|&t| stamp[t as usize] == epoch));
-                assert_eq!(stamp.iter().filter(|&&s| s == epoch).count(), n);
-            }
-        }
     }
 
     /// Random hits, misses (inserts clean or dirty, evicting through `take_victim` and

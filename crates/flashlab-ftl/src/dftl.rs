@@ -60,7 +60,8 @@ pub struct DftlFtl {
     /// scratch buffer: [`Cmt::split_moved`] says how many), and per translation page the
     /// batch that last touched it.
     touched: Vec<u32>,
-    /// Moved pages whose entry is cached, and their CMT slots (reused buffers).
+    /// Moved pages whose entry is cached (a scratch buffer like `touched`), and their CMT
+    /// slots (reused buffers).
     cached: Vec<u32>,
     cached_slots: Vec<u32>,
     stamp: Vec<u32>,
@@ -283,15 +284,18 @@ impl DftlFtl {
     /// into the (fresh) frontier and return it to its plane's free pool.
     fn t_gc(&mut self) {
         let open = self.t_open;
-        let Some((i, &victim)) = self
-            .t_blocks
-            .iter()
-            .enumerate()
-            .filter(|(_, &b)| b != open)
-            .min_by_key(|(_, &b)| (self.d.nand.valid_count(b), b))
-        else {
+        // The least (valid pages, block) key, in one plain loop (keys are distinct).
+        let mut best = (u64::MAX, usize::MAX);
+        for (i, &b) in self.t_blocks.iter().enumerate() {
+            let k = (self.d.nand.valid_count(b) as u64) << 32 | b as u64;
+            if b != open && k < best.0 {
+                best = (k, i);
+            }
+        }
+        if best.1 == usize::MAX {
             return;
-        };
+        }
+        let (i, victim) = (best.1, self.t_blocks[best.1]);
         self.t_blocks.swap_remove(i);
         if self.d.record_ops {
             self.t_gc_logged(victim);
@@ -352,8 +356,7 @@ impl DftlFtl {
             self.next_epoch();
             let mut touched = std::mem::take(&mut self.touched);
             let mut cached = std::mem::take(&mut self.cached);
-            cached.clear();
-            let n = self.cmt.split_moved(&self.moved, &mut self.stamp, self.epoch, &mut touched, &mut cached);
+            let (n, m) = self.cmt.split_moved(&self.moved, &mut self.stamp, self.epoch, &mut touched, &mut cached);
             if !self.flash_map.is_empty() {
                 for i in 0..self.moved.len() {
                     let lpn = self.moved[i] as u64;
@@ -372,9 +375,9 @@ impl DftlFtl {
             // per translation page) and the old copies' reverse-map entries and valid
             // bits (in at most `t_limit` translation blocks) stay cached.
             let mut slots = std::mem::take(&mut self.cached_slots);
-            self.cmt.prefetch_slots(&cached, &mut slots);
+            self.cmt.prefetch_slots(&cached[..m], &mut slots);
             let r = self.rewrite_all(&touched[..n]);
-            cached.iter().zip(&slots).for_each(|(&l, &s)| self.cmt.set_dirty_at(s, l as u64));
+            cached[..m].iter().zip(&slots).for_each(|(&l, &s)| self.cmt.set_dirty_at(s, l as u64));
             self.cached_slots = slots;
             self.cached = cached;
             self.touched = touched;

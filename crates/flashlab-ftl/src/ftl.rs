@@ -167,6 +167,19 @@ pub(crate) fn prefetch<T>(x: &T) {
     let _ = x;
 }
 
+/// [`prefetch`] of an address that need not point into anything (e.g. an index past a
+/// table, computed without a bounds check): a prefetch never faults.
+#[inline(always)]
+pub(crate) fn prefetch_ptr<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint with no architectural effect; any address is allowed.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Planes in the order consecutive allocations visit them.
 pub(crate) fn stripe_sequence(geo: &Geometry, order: StripeOrder) -> Vec<u32> {
     let dims = |c: u8| match c {

@@ -310,15 +310,13 @@ impl PageFtl {
     /// [`Self::moved_bits`]: DFTL's `split_moved` tests them a whole migration run later.
     #[inline(never)]
     fn prefetch_moved_entries_and_bits(&self, mut cur: ValidCursor) {
-        let bits = &self.moved_bits[..];
+        // Addresses without bounds checks (a prefetch never faults; a valid page's
+        // reverse-map entry is a logical page anyway): fewer live lengths in the loop.
+        let (bits, l2p) = (self.moved_bits.as_ptr(), self.l2p.as_ptr());
         while let Some(page) = self.nand.next_valid_at(&mut cur) {
             let lpn = self.p2l[page as usize] as usize;
-            if let Some(e) = self.l2p.get(lpn) {
-                crate::ftl::prefetch(e);
-            }
-            if let Some(w) = bits.get(lpn >> 6) {
-                crate::ftl::prefetch(w);
-            }
+            crate::ftl::prefetch_ptr(l2p.wrapping_add(lpn));
+            crate::ftl::prefetch_ptr(bits.wrapping_add(lpn >> 6));
         }
     }
 
