@@ -2,7 +2,6 @@
 
 use crate::content::Content;
 use crate::error::{F2fsError, F2fsResult};
-use crate::idmap::IdMap;
 use crate::io::{Io, META};
 use crate::layout::{Layout, BLKS_PER_SEG, BLOCK_BYTES};
 use crate::node::{self, Holder, NodeMgr, ROOT_INO};
@@ -11,6 +10,7 @@ use crate::settings::{F2fsSettings, IpuPolicy, KernelRules};
 use crate::stats::F2fsStats;
 use crate::temp::{DataWrite, LogType, NodeKind};
 use flashlab_sim::Ssd;
+use flashlab_vfs::idhash::IdMap;
 use flashlab_vfs::Errno;
 use std::collections::{BTreeMap, BTreeSet};
 

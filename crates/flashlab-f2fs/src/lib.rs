@@ -13,7 +13,6 @@
 //! - `io`: requests to the SSD at the simulated clock;
 //! - `meta`: node, NAT and dentry reads on a cold cache;
 //! - `invariants`: strict-mode checks;
-//! - `idmap`: integer-keyed maps hashed without SipHash.
 //!
 //! No file I/O, no wall clock.
 
@@ -22,7 +21,6 @@ mod content;
 mod error;
 mod fs;
 mod gc;
-mod idmap;
 mod invariants;
 mod io;
 pub mod layout;

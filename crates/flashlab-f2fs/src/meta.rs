@@ -29,10 +29,10 @@
 
 use crate::error::F2fsResult;
 use crate::fs::F2fs;
-use crate::idmap::IdSet;
 use crate::layout::{BLKS_PER_SEG, NAT_ENTRY_PER_BLOCK};
 use crate::node::{self, Holder, ROOT_INO};
 use crate::seg::NONE;
+use flashlab_vfs::idhash::IdSet;
 
 /// What is cached.
 #[derive(Debug, Clone, Default)]

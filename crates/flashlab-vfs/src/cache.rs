@@ -16,6 +16,7 @@ use crate::readahead::{self, RaRead, RaState};
 use crate::settings::CacheSettings;
 use crate::types::{DirEntry, Errno, Fd, FileSystem, Stat, StatFs, PAGE_BYTES};
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 const PAGE: usize = PAGE_BYTES as usize;
 /// budget.c: rounds `make_free_space` repeats after the first.
@@ -111,6 +112,11 @@ pub struct PageCache<F: FileSystem> {
     /// Clean pages by last use (for reclaim).
     lru: Lru,
     pub(crate) inodes: IntMap<u32, CInode>,
+    /// `(dirtied_ns, inode)` of every cached inode whose `dirtied_ns` is set,
+    /// oldest first: the order writeback takes them in (the kernel keeps
+    /// dirty inodes on `wb->b_dirty` by `dirtied_when` the same way), so
+    /// that finding the oldest does not walk every cached inode.
+    pub(crate) dirty_order: BTreeSet<(u64, u32)>,
     fds: IntMap<Fd, u32>,
     /// Read-ahead state of each open file (`file->f_ra`).
     ra: IntMap<Fd, RaState>,
@@ -135,6 +141,7 @@ impl<F: FileSystem> PageCache<F> {
             free: Vec::new(),
             lru: Lru::new(),
             inodes: IntMap::default(),
+            dirty_order: BTreeSet::new(),
             fds: IntMap::default(),
             ra: IntMap::default(),
             marked: Vec::new(),
@@ -346,7 +353,9 @@ impl<F: FileSystem> PageCache<F> {
     /// Forgets a deleted inode and its pages.
     fn forget(&mut self, inum: u32) {
         self.drop_pages_from(inum, 0);
-        self.inodes.remove(&inum);
+        if let Some(t) = self.inodes.remove(&inum).and_then(|i| i.dirtied_ns) {
+            self.dirty_order.remove(&(t, inum));
+        }
     }
 
     /// Page `index` of the file behind `fd` (read from the file system
@@ -494,7 +503,7 @@ impl<F: FileSystem> PageCache<F> {
             if let Some(ino) = self.inodes.get_mut(&inum) {
                 ino.size = ino.size.max(pos);
                 ino.dirty = true;
-                ino.dirtied_ns.get_or_insert(now);
+                note_dirtied(&mut self.dirty_order, ino, inum, now);
             }
         }
         Ok(())
@@ -522,7 +531,7 @@ impl<F: FileSystem> PageCache<F> {
             if ino.pages.set_dirty(index, true) {
                 self.dirty_pages += 1;
             }
-            ino.dirtied_ns.get_or_insert(now);
+            note_dirtied(&mut self.dirty_order, ino, inum, now);
         }
         self.lru.unlink(f);
         Ok(f)
@@ -914,5 +923,14 @@ impl<F: FileSystem> PageCache<F> {
         self.fds.remove(&fd);
         self.ra.remove(&fd);
         self.fs.close(fd)
+    }
+}
+
+/// `__mark_inode_dirty`: an inode becoming dirty takes its `dirtied_when`
+/// (kept while it stays dirty) and its place in the writeback order.
+fn note_dirtied(order: &mut BTreeSet<(u64, u32)>, ino: &mut CInode, inum: u32, now: u64) {
+    if ino.dirtied_ns.is_none() {
+        ino.dirtied_ns = Some(now);
+        order.insert((now, inum));
     }
 }

@@ -8,6 +8,8 @@
 //! - [`PageCache`]: Linux's page cache and writeback rules over any
 //!   [`FileSystem`], driven by simulated time (see `docs/flashfs.md`).
 //!
+//! - [`idhash`]: integer-keyed maps and sets without SipHash, shared by
+//!   the page cache and the host file-system models.
 //! - [`workload`]: the file workloads (fileserver, varmail, dd, untar,
 //!   IOZone) and [`workload::run_workload`], the generic runner of
 //!   `flashlab fs bench`.
@@ -16,6 +18,7 @@
 
 mod cache;
 mod frames;
+pub mod idhash;
 mod lru;
 mod pagemap;
 mod readahead;

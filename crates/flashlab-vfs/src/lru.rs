@@ -3,51 +3,14 @@
 //!   list threaded through per-frame arrays (Linux keeps the inactive list
 //!   as a list through `struct page` the same way): touching, removing and
 //!   reclaiming a page are O(1) and allocate nothing;
-//! - [`IntMap`]: the cache's inode, fd and read-ahead maps, hashed with a
-//!   multiplicative hash instead of SipHash: the keys are not adversarial,
-//!   and no result depends on a map's iteration order (the one map the cache
-//!   iterates, its inodes, is sorted by dirtying time and inode first).
+//! - [`IntMap`]: the cache's inode, fd and read-ahead maps ([`crate::idhash`]);
+//!   no result depends on their iteration order (the cache walks its dirty
+//!   inodes through `dirty_order`, sorted by dirtying time and inode).
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+pub(crate) use crate::idhash::IdMap as IntMap;
 
 /// A page: (inode number, page index in the file).
 pub(crate) type PageKey = (u32, u64);
-
-/// A map keyed by integers, hashed with [`PageHasher`].
-pub(crate) type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<PageHasher>>;
-
-/// FxHash's mixing step (rustc's hasher) over the key's integers.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct PageHasher(u64);
-
-const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl PageHasher {
-    fn add(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(SEED);
-    }
-}
-
-impl Hasher for PageHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.add(u64::from(*b));
-        }
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.add(u64::from(v));
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.add(v);
-    }
-    fn write_usize(&mut self, v: usize) {
-        self.add(v as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
 
 const NIL: u32 = u32::MAX;
 

@@ -20,17 +20,52 @@ use crate::cache::{PageCache, Reason};
 use crate::types::{FileSystem, PAGE_BYTES};
 
 impl<F: FileSystem> PageCache<F> {
-    /// Dirty inodes that can be written back, oldest first.
+    /// Dirty inodes that can be written back, oldest first (by
+    /// `dirtied_ns`, then inode number).
     fn dirty_inodes(&self, older_than_ns: Option<u64>) -> Vec<u32> {
-        let mut v: Vec<(u64, u32)> = self
-            .inodes
+        self.writable_dirty(older_than_ns).collect()
+    }
+
+    /// [`Self::dirty_inodes`] as an iterator over the dirty order: the
+    /// inodes whose `dirtied_ns` is set, oldest first, that are not unlinked
+    /// and hold a dirty page or are dirty themselves.
+    fn writable_dirty(&self, older_than_ns: Option<u64>) -> impl Iterator<Item = u32> + '_ {
+        let cut = older_than_ns.unwrap_or(u64::MAX);
+        self.dirty_order.iter().take_while(move |(t, _)| *t <= cut).map(|(_, n)| *n).filter(|n| {
+            let i = &self.inodes[n];
+            !i.unlinked && (i.dirty || i.pages.dirty_count() > 0)
+        })
+    }
+
+    /// Checks the dirty order against the cached inodes: it holds exactly
+    /// `(dirtied_ns, inode)` of each inode with `dirtied_ns` set, and the
+    /// writable inodes it gives are those a sort of every cached inode
+    /// gives (the walk it replaced). For tests.
+    #[doc(hidden)]
+    pub fn check_dirty_order(&self) -> Result<(), String> {
+        let mut want: Vec<(u64, u32)> = self.inodes.iter().filter_map(|(n, i)| i.dirtied_ns.map(|t| (t, *n))).collect();
+        want.sort_unstable();
+        if !want.iter().eq(self.dirty_order.iter()) {
+            return Err(format!("dirty order {:?}, inodes say {want:?}", self.dirty_order));
+        }
+        let walk: Vec<u32> = want
             .iter()
-            .filter(|(_, i)| !i.unlinked && (i.dirty || i.pages.dirty_count() > 0))
-            .filter_map(|(n, i)| i.dirtied_ns.map(|t| (t, *n)))
-            .filter(|(t, _)| older_than_ns.is_none_or(|o| *t <= o))
+            .filter(|(_, n)| {
+                let i = &self.inodes[n];
+                !i.unlinked && (i.dirty || i.pages.dirty_count() > 0)
+            })
+            .map(|(_, n)| *n)
             .collect();
-        v.sort_unstable();
-        v.into_iter().map(|(_, n)| n).collect()
+        let got = self.dirty_inodes(None);
+        if got != walk {
+            return Err(format!("writable dirty inodes {got:?}, a walk gives {walk:?}"));
+        }
+        Ok(())
+    }
+
+    /// The oldest inode [`Self::dirty_inodes`] would give.
+    fn oldest_dirty(&self) -> Option<u32> {
+        self.writable_dirty(None).next()
     }
 
     /// The periodic flush (kupdate): expired inodes, then the background
@@ -59,10 +94,13 @@ impl<F: FileSystem> PageCache<F> {
         if self.dirty_pages <= thresh {
             return Ok(());
         }
-        for inum in self.dirty_inodes(None) {
-            if self.dirty_pages <= thresh {
-                break;
-            }
+        // Oldest first until under the threshold. Writing an inode back
+        // takes it out of the dirty order and changes no other inode, so
+        // taking the oldest each time visits the inodes in the order a
+        // list made before the loop would (without building that list on
+        // every write).
+        while self.dirty_pages > thresh {
+            let Some(inum) = self.oldest_dirty() else { break };
             self.write_back_inode(inum, Reason::Background)?;
         }
         Ok(())
@@ -70,7 +108,7 @@ impl<F: FileSystem> PageCache<F> {
 
     /// Writes back the oldest dirty inode (memory pressure).
     pub(crate) fn write_back_oldest(&mut self, why: Reason) -> Result<(), F::Error> {
-        if let Some(inum) = self.dirty_inodes(None).first().copied() {
+        if let Some(inum) = self.oldest_dirty() {
             self.write_back_inode(inum, why)?;
         }
         Ok(())
@@ -82,10 +120,8 @@ impl<F: FileSystem> PageCache<F> {
     /// `writeback_sb_inodes` does).
     pub(crate) fn shrink_liability(&mut self, nr_to_write: u64) -> Result<(), F::Error> {
         let goal = self.dirty_pages.saturating_sub(nr_to_write);
-        for inum in self.dirty_inodes(None) {
-            if self.dirty_pages <= goal {
-                break;
-            }
+        while self.dirty_pages > goal {
+            let Some(inum) = self.oldest_dirty() else { break };
             self.write_back_inode(inum, Reason::Pressure)?;
         }
         Ok(())
@@ -125,8 +161,8 @@ impl<F: FileSystem> PageCache<F> {
         if self.inodes.get(&inum).is_some_and(|i| i.dirty) {
             self.write_inode_now(inum)?;
         }
-        if let Some(i) = self.inodes.get_mut(&inum) {
-            i.dirtied_ns = None;
+        if let Some(t) = self.inodes.get_mut(&inum).and_then(|i| i.dirtied_ns.take()) {
+            self.dirty_order.remove(&(t, inum));
         }
         Ok(())
     }

@@ -378,6 +378,7 @@ proptest! {
                 Op::Sync => c.sync().unwrap(),
                 Op::Idle(s) => { let t = c.now_ns() + s as u64 * S; c.idle_until(t).unwrap() }
             }
+            prop_assert_eq!(c.check_dirty_order(), Ok(()));
             for (p, want) in &oracle {
                 let fd = c.open(p).unwrap();
                 prop_assert_eq!(c.fstat(fd).unwrap().size, want.len() as u64);

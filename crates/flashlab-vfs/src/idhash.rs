@@ -1,20 +1,21 @@
-//! Maps keyed by node ids and descriptors, hashed with FxHash's multiply
-//! instead of SipHash: the keys are the simulator's own integers, not
-//! adversarial, and no result depends on a map's iteration order (the maps
-//! are only counted, checked or turned into sets when iterated; with
-//! SipHash's per-process seeds the order already differed between runs).
+//! Maps and sets keyed by the simulator's own integers (inode numbers, file
+//! descriptors, node ids), hashed with FxHash's multiply instead of SipHash:
+//! the keys are not adversarial. A user must not let a result depend on
+//! such a map's iteration order (with SipHash's per-process seeds that order
+//! differed between runs anyway). Shared by the page cache and the host
+//! file-system models.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// A map keyed by integers, hashed with [`IdHasher`].
-pub(crate) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+pub type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 /// A set of integers (or tuples of them), hashed with [`IdHasher`].
-pub(crate) type IdSet<K> = HashSet<K, BuildHasherDefault<IdHasher>>;
+pub type IdSet<K> = HashSet<K, BuildHasherDefault<IdHasher>>;
 
 /// FxHash's mixing step (rustc's hasher) over the key's integers.
 #[derive(Default, Clone, Copy)]
-pub(crate) struct IdHasher(u64);
+pub struct IdHasher(u64);
 
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
@@ -48,7 +49,7 @@ impl Hasher for IdHasher {
 mod tests {
     use super::*;
 
-    /// Dense keys (node ids, descriptors: what these maps hold) spread over
+    /// Dense keys (inode and node ids, descriptors: what these maps hold) spread over
     /// the hash's low bits (hashbrown's bucket index) and its top seven
     /// (hashbrown's tag); lookups find what was inserted.
     #[test]
