@@ -66,4 +66,13 @@ mod tests {
         let m: IdMap<u32, u32> = (0..1000).map(|k| (k * 7, k)).collect();
         assert!((0..1000).all(|k| m[&(k * 7)] == k));
     }
+
+    #[test]
+    fn neighbouring_pages_spread_over_the_tag() {
+        use std::hash::BuildHasher;
+        let b = BuildHasherDefault::<IdHasher>::default();
+        let hs: std::collections::HashSet<u64> = (0..4096u64).map(|i| b.hash_one((3u32, i)) >> 57).collect();
+        // The top 7 bits (hashbrown's control byte) take many values.
+        assert!(hs.len() > 64, "{}", hs.len());
+    }
 }
