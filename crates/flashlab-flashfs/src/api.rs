@@ -15,8 +15,12 @@ use flashlab_ubi::Ubi;
 
 /// Bytes per data block.
 pub const BLOCK: u64 = 4096;
-/// Largest file size (29-bit block numbers would allow 2 TiB; kept small).
-pub const MAX_FILE_BYTES: u64 = 1 << 32;
+/// Largest file size: UBIFS's `key_max_inode_size` for its simple key
+/// format (fs/ubifs/key.h: `UBIFS_S_KEY_BLOCK_BITS` = 29 bits of block
+/// number, times `UBIFS_BLOCK_SIZE`), 2 TiB, which `ubifs_fill_super` makes
+/// `s_maxbytes`. (Until the fourteenth session it was 4 GiB, and seed 002's
+/// 4.7 GB large file failed with EFBIG at full size.)
+pub const MAX_FILE_BYTES: u64 = (1 << 29) * BLOCK;
 /// Longest name.
 pub const NAME_MAX: usize = 255;
 

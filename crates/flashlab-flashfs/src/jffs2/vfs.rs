@@ -22,6 +22,10 @@ use flashlab_mtd::MtdError;
 use flashlab_vfs::{DirEntry, Errno, Fd, FileSystem, Stat, StatFs};
 use thiserror::Error;
 
+/// JFFS2's largest file: its raw inode node holds 32-bit offsets and sizes, and
+/// `jffs2_do_fill_super` sets `s_maxbytes = 0xFFFFFFFF`.
+const JFFS2_MAX_FILE_BYTES: u64 = u32::MAX as u64;
+
 const PAGE: u64 = 4096;
 /// The root directory's inode number (JFFS2's too).
 const ROOT: u32 = 1;
@@ -258,7 +262,7 @@ impl FileSystem for Jffs2 {
 
     fn write(&mut self, fd: Fd, offset: u64, data: &[u8]) -> R<usize> {
         let ino = self.fd_ino(fd)?;
-        if offset + data.len() as u64 > crate::MAX_FILE_BYTES {
+        if offset + data.len() as u64 > JFFS2_MAX_FILE_BYTES {
             return Err(Errno::EFBIG.into());
         }
         let size = self.sizes.get(&ino).copied().unwrap_or(0);

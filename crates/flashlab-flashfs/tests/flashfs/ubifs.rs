@@ -524,3 +524,23 @@ fn write_back_near_full_never_runs_out_of_space() {
         c.inner_mut().check_invariants().unwrap();
     }
 }
+
+/// `s_maxbytes` is UBIFS's `key_max_inode_size` (29-bit block numbers times
+/// 4 KiB = 2 TiB): a file grows past 4 GiB (seed 002's 4.7 GB large file) and
+/// a write or truncate past 2 TiB fails with EFBIG.
+#[test]
+fn files_grow_past_4_gib_up_to_ubifs_key_limit() {
+    let mut fs = fs_on(128, 64, 2048, FsSettings::default());
+    let fd = fs.create("/big").unwrap();
+    let at = 5u64 << 30;
+    fs.write(fd, at, &data(4096, 3)).unwrap();
+    assert_eq!(fs.read(fd, at, 4096).unwrap(), data(4096, 3));
+    assert_eq!(fs.fstat(fd).unwrap().size, at + 4096);
+    assert_eq!(MAX_FILE_BYTES, (1u64 << 29) * 4096);
+    let past = fs.write(fd, MAX_FILE_BYTES - 4095, &data(4096, 4)).unwrap_err();
+    assert_eq!(past.errno(), flashlab_vfs::Errno::EFBIG, "{past:?}");
+    let t = fs.ftruncate(fd, MAX_FILE_BYTES + 1).unwrap_err();
+    assert_eq!(t.errno(), flashlab_vfs::Errno::EFBIG, "{t:?}");
+    fs.write(fd, MAX_FILE_BYTES - 4096, &data(4096, 5)).unwrap();
+    assert_eq!(fs.fstat(fd).unwrap().size, MAX_FILE_BYTES);
+}
