@@ -323,11 +323,15 @@ pub fn leaf_key(h: &Hdr, b: &[u8]) -> Option<Key> {
     Some(Key::data(inum, block))
 }
 
-/// Bytes of a data node's CRC range (from byte 8) before its payload's
-/// tail: the rest of the header, the data fields and the payload's first 8
-/// bytes (a record's stamp), which may differ where the tail repeats the
-/// last data node's (`crc_tail.rs`).
-const DATA_CRC_HEAD: usize = DATA_NODE_BYTES - 8 + 8;
+/// Bytes at the front of a data node's payload that may differ where the
+/// rest repeats the last data node's (a record's stamp, as `lz4_memo.rs`'s
+/// `HEAD`).
+const STAMP: usize = 8;
+
+/// Bytes of a data node's CRC range (from byte 8 of the node) before its
+/// payload's tail: the rest of the header, the data fields and the
+/// payload's [`STAMP`] (`crc_tail.rs`).
+const DATA_CRC_HEAD: usize = (DATA_NODE_BYTES - 8) + STAMP;
 
 /// The CRC of a node of type `ntype` over `b`, its bytes from byte 8 on:
 /// `crc32fast::hash(b)`, a data node's through the repeated-tail memo.

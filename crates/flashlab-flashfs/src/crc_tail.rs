@@ -55,7 +55,10 @@ impl Shift {
     #[inline]
     fn apply(&self, v: u32) -> u32 {
         let t = &self.tables;
-        t[0][(v & 0xFF) as usize] ^ t[1][(v >> 8 & 0xFF) as usize] ^ t[2][(v >> 16 & 0xFF) as usize] ^ t[3][(v >> 24) as usize]
+        t[0][(v & 0xFF) as usize]
+            ^ t[1][((v >> 8) & 0xFF) as usize]
+            ^ t[2][((v >> 16) & 0xFF) as usize]
+            ^ t[3][(v >> 24) as usize]
     }
 }
 
