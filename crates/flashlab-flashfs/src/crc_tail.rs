@@ -24,6 +24,10 @@ use std::cell::RefCell;
 /// Shortest tail worth the memo (a shorter buffer is hashed directly).
 const MIN_TAIL: usize = 512;
 
+/// Tail lengths whose [`Shift`] is kept (a Shift costs 33 CRCs of its
+/// length to make; data nodes come in a few payload lengths).
+const SHIFTS: usize = 4;
+
 /// `L` for tails of `len` bytes: `L(v)` as the XOR of one table entry per byte of `v`.
 struct Shift {
     len: usize,
@@ -72,19 +76,21 @@ fn key_of(t: &[u8]) -> u64 {
 }
 
 /// The last tail seen (its key), and once it was seen twice in a row, its
-/// bytes, CRC and [`Shift`].
+/// bytes and CRC; the [`Shift`]s of the last few tail lengths kept.
 pub(crate) struct TailCrc {
     key: u64,
     /// Whether `tail` holds the bytes of the tail with key `key`.
     kept: bool,
     tail: Vec<u8>,
     tail_crc: u32,
-    shift: Option<Shift>,
+    /// `shifts[shift]` is for `tail.len()` while `kept`.
+    shifts: Vec<Shift>,
+    shift: usize,
 }
 
 impl TailCrc {
     pub(crate) const fn new() -> TailCrc {
-        TailCrc { key: 0, kept: false, tail: Vec::new(), tail_crc: 0, shift: None }
+        TailCrc { key: 0, kept: false, tail: Vec::new(), tail_crc: 0, shifts: Vec::new(), shift: 0 }
     }
 
     /// Exactly `crc32fast::hash(data)`; `data[head..]` is the part that may
@@ -96,9 +102,8 @@ impl TailCrc {
         let (h, t) = data.split_at(head);
         let key = key_of(t);
         if key == self.key && self.kept && self.tail[..] == *t {
-            if let Some(s) = self.shift.as_ref().filter(|s| s.len == t.len()) {
-                return s.apply(crc32fast::hash(h)) ^ self.tail_crc;
-            }
+            debug_assert_eq!(self.shifts[self.shift].len, t.len());
+            return self.shifts[self.shift].apply(crc32fast::hash(h)) ^ self.tail_crc;
         }
         if key != self.key {
             // Seen once: remember the key only (no copy for tails that do
@@ -118,9 +123,19 @@ impl TailCrc {
         self.tail.clear();
         self.tail.extend_from_slice(t);
         self.tail_crc = crc32fast::hash(t);
-        if self.shift.as_ref().is_none_or(|s| s.len != t.len()) {
-            self.shift = Some(Shift::new(t.len()));
-        }
+        self.shift = match self.shifts.iter().position(|s| s.len == t.len()) {
+            Some(i) => i,
+            None if self.shifts.len() < SHIFTS => {
+                self.shifts.push(Shift::new(t.len()));
+                self.shifts.len() - 1
+            }
+            None => {
+                // Replace the one after the last used, round robin.
+                let i = (self.shift + 1) % SHIFTS;
+                self.shifts[i] = Shift::new(t.len());
+                i
+            }
+        };
         self.kept = true;
     }
 }
@@ -187,11 +202,12 @@ mod tests {
             assert_eq!(memo.hash(&base, 48), crc32fast::hash(&base));
             assert_eq!(memo.hash(&base, 48), crc32fast::hash(&base));
         }
-        for len in [48 + 512, 48 + 1000, base.len()] {
+        for len in [48 + 512, 48 + 1000, base.len(), 48 + 600, 48 + 700, 48 + 800, 48 + 1000] {
             for _ in 0..3 {
                 assert_eq!(memo.hash(&base[..len], 48), crc32fast::hash(&base[..len]), "len {len}");
             }
         }
+        assert_eq!(memo.shifts.len(), SHIFTS, "one Shift per length, the oldest replaced");
         assert_eq!(memo.hash(&base[..100], 48), crc32fast::hash(&base[..100]));
         // Alternating tails of equal keys but different bytes never mix up.
         let mut other = base.clone();
