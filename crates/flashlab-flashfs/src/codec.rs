@@ -303,7 +303,7 @@ impl DataFields<'_> {
         out.push(self.compr);
         out.resize(at + DATA_NODE_BYTES, 0);
         out.extend_from_slice(self.payload);
-        let crc = crc32fast::hash(&out[at + 8..at + len]);
+        let crc = crate::crc_tail::hash_with_tail(&out[at + 8..at + len], DATA_CRC_HEAD);
         out[at + 4..at + 8].copy_from_slice(&crc.to_le_bytes());
         out.resize(at + align(len), 0);
     }
@@ -321,6 +321,26 @@ pub fn leaf_key(h: &Hdr, b: &[u8]) -> Option<Key> {
     let (inum, block, _size, _compr) = (r.u32()?, r.u32()?, r.u32()?, r.u8()?);
     p.get(DATA_NODE_BYTES - HDR..)?;
     Some(Key::data(inum, block))
+}
+
+/// Bytes at the front of a data node's payload that may differ where the
+/// rest repeats the last data node's (a record's stamp, as `lz4_memo.rs`'s
+/// `HEAD`).
+const STAMP: usize = 8;
+
+/// Bytes of a data node's CRC range (from byte 8 of the node) before its
+/// payload's tail: the rest of the header, the data fields and the
+/// payload's [`STAMP`] (`crc_tail.rs`).
+const DATA_CRC_HEAD: usize = (DATA_NODE_BYTES - 8) + STAMP;
+
+/// The CRC of a node of type `ntype` over `b`, its bytes from byte 8 on:
+/// `crc32fast::hash(b)`, a data node's through the repeated-tail memo.
+fn node_crc(ntype: u8, b: &[u8]) -> u32 {
+    if ntype == T_DATA {
+        crate::crc_tail::hash_with_tail(b, DATA_CRC_HEAD)
+    } else {
+        crc32fast::hash(b)
+    }
 }
 
 /// Parses the header at the start of `b` (checks magic, length and CRC).
@@ -348,7 +368,7 @@ fn parse_hdr_with(b: &[u8], chk_crc: bool) -> Result<Hdr, Bad> {
         return Err(Bad::Corrupt);
     }
     let crc = u32::from_le_bytes(b[4..8].try_into().unwrap_or([0; 4]));
-    if chk_crc && crc32fast::hash(&b[8..len as usize]) != crc {
+    if chk_crc && node_crc(b[20], &b[8..len as usize]) != crc {
         return Err(Bad::Corrupt);
     }
     let sqnum = u64::from_le_bytes(b[8..16].try_into().unwrap_or([0; 8]));

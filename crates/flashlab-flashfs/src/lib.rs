@@ -19,6 +19,7 @@ mod budget;
 mod codec;
 mod commit;
 mod compress;
+mod crc_tail;
 #[cfg(test)]
 mod data_crc_test;
 mod error;

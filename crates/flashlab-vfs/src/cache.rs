@@ -105,8 +105,6 @@ pub struct PageCache<F: FileSystem> {
     pub(crate) now_ns: u64,
     pub(crate) next_flush_ns: u64,
     frames: Frames,
-    /// A page put together for writeback (see `Frames::page_into`).
-    scratch: Box<[u8; PAGE]>,
     frame_count: usize,
     free: Vec<usize>,
     /// Clean pages by last use (for reclaim).
@@ -136,7 +134,6 @@ impl<F: FileSystem> PageCache<F> {
             now_ns,
             next_flush_ns,
             frames: Frames::default(),
-            scratch: Box::new([0; PAGE]),
             frame_count: 0,
             free: Vec::new(),
             lru: Lru::new(),
@@ -316,8 +313,8 @@ impl<F: FileSystem> PageCache<F> {
         if valid == 0 {
             return Ok(());
         }
-        let bytes = &self.frames.page_into(f, &mut self.scratch)[..valid];
-        self.fs.writepage(key.0, key.1, bytes)
+        let fs = &mut self.fs;
+        self.frames.with_page(f, |page| fs.writepage(key.0, key.1, &page[..valid]))
     }
 
     /// Marks a dirty page clean (after writeback).

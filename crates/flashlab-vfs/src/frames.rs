@@ -14,8 +14,9 @@
 //! A frame may also share a buffer whose page differs from its own only in
 //! the first [`HEAD`] bytes, keeping those bytes itself (IOZone's records are
 //! one buffer with an 8-byte stamp in front, as `lz4_memo.rs` notes); such a
-//! frame's page is put together when it is read ([`Frames::page_into`],
-//! [`Frames::append`]) or changed ([`Frames::page_mut`]).
+//! frame's page is put together when it is read ([`Frames::append`]),
+//! changed ([`Frames::page_mut`]) or written back ([`Frames::with_page`]:
+//! its head in the buffer for the call).
 //!
 //! Sharing is found through two small direct-mapped tables from a key of a
 //! few of a page's words (the whole page's, and the words after the head)
@@ -171,15 +172,23 @@ impl Frames {
         }
     }
 
-    /// Frame `f`'s bytes: in its buffer, or put together in `scratch`.
+    /// Calls `visit` with frame `f`'s bytes in place (writeback hands them
+    /// to the file system). A mixed frame's head is put into its buffer for
+    /// the call and the buffer's own first bytes back after it, so no copy
+    /// of the page is made; the other frames sharing the buffer are not
+    /// read meanwhile (`visit` has no access to them: `self` is borrowed).
     #[inline]
-    pub fn page_into<'a>(&'a self, f: usize, scratch: &'a mut [u8; PAGE]) -> &'a [u8] {
+    pub fn with_page<R>(&mut self, f: usize, visit: impl FnOnce(&[u8]) -> R) -> R {
         if !self.mixed[f] {
-            return self.plain(f);
+            return visit(self.plain(f));
         }
-        scratch.copy_from_slice(self.plain(f));
-        scratch[..HEAD].copy_from_slice(&self.head[f]);
-        &scratch[..]
+        let head = self.head[f];
+        let page = self.buf_mut(self.of[f]);
+        let own: [u8; HEAD] = page[..HEAD].try_into().expect("HEAD bytes");
+        page[..HEAD].copy_from_slice(&head);
+        let r = visit(page);
+        page[..HEAD].copy_from_slice(&own);
+        r
     }
 
     /// Appends bytes `s..e` of frame `f`'s page to `out`.
@@ -320,11 +329,10 @@ mod tests {
             fr.set_page(f, &p);
         }
         assert_eq!(fr.buffers(), 2, "they share the first page's buffer");
-        let mut scratch = [0u8; PAGE];
         for f in 100..200 {
             let mut want = page.clone();
             want[..8].copy_from_slice(&(f as u64 * 0x0101_0101).to_le_bytes());
-            assert_eq!(fr.page_into(f, &mut scratch), &want[..]);
+            assert!(fr.with_page(f, |p| p == &want[..]), "frame {f}");
             let mut part = Vec::new();
             fr.append(f, 3, 20, &mut part);
             assert_eq!(part, &want[3..20]);
@@ -384,9 +392,11 @@ mod tests {
                         oracle[f].fill(v);
                     }
                 }
-                let mut scratch = [0u8; PAGE];
+                // In place, each frame's head put in and taken out again
+                // (the frames after it, sharing its buffer, still read
+                // their own bytes).
                 for (f, want) in oracle.iter().enumerate() {
-                    prop_assert_eq!(fr.page_into(f, &mut scratch), &want[..]);
+                    prop_assert!(fr.with_page(f, |p| p == &want[..]), "frame {}", f);
                     let mut part = vec![1u8];
                     fr.append(f, f % 11, PAGE - f, &mut part);
                     prop_assert_eq!(&part[1..], &want[f % 11..PAGE - f]);
