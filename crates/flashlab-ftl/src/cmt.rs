@@ -76,9 +76,12 @@ fn huge_len(len: usize, size: usize) -> usize {
 
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Cmt {
-    /// Per logical page: its slot, or NIL when not cached.
+    /// Per logical page: its slot while cached (its bit in `cached` set), else stale
+    /// (NIL until first cached, then the slot it last had): an eviction leaves it, so a
+    /// miss does not write the victim's random `slot_of` line (s15-dftl). Read only
+    /// behind a set bit.
     slot_of: Table<u32>,
-    /// Per logical page one bit: cached (`slot_of` is not NIL). 1/32 of `slot_of`'s size
+    /// Per logical page one bit: cached (`slot_of` holds its slot). 1/32 of `slot_of`'s size
     /// (61 KB for 487 k pages), so the membership test of every page data GC moves is
     /// not a random miss on `slot_of`; lent to the page FTL while it may run data GC,
     /// whose prefetch pass brings in the moved pages' words ([`Self::swap_bits`]).
@@ -137,8 +140,7 @@ impl Cmt {
         *w = if on { *w | bit } else { *w & !bit };
     }
     pub(crate) fn is_dirty(&self, lpn: u64) -> bool {
-        let s = self.slot_of[lpn as usize];
-        s != NIL && self.dirty_slot(s)
+        self.contains(lpn) && self.dirty_slot(self.slot_of[lpn as usize])
     }
     pub(crate) fn is_full(&self) -> bool {
         self.free.is_empty()
@@ -167,14 +169,24 @@ impl Cmt {
         }
     }
 
-    /// Prefetch the slot of cached `lpn` (after its `slot_of` entry had time to arrive).
+    /// Prefetch the slot of cached `lpn` (after its bit and `slot_of` entry had time to
+    /// arrive; an uncached page's `slot_of` is stale, so the bit decides).
     #[inline]
     pub(crate) fn prefetch_slot(&self, lpn: u64) {
-        if let Some(&s) = self.slot_of.get(lpn as usize) {
-            if s != NIL {
-                crate::ftl::prefetch(&self.slots[s as usize]);
-            }
+        let cached = self.cached.get((lpn >> 6) as usize).is_some_and(|w| w >> (lpn & 63) & 1 != 0);
+        if cached {
+            self.prefetch_slot_lines(self.slot_of[lpn as usize]);
         }
+    }
+
+    /// Prefetch both ends of slot `s`: at 20 bytes a quarter of the slots straddle two
+    /// cache lines, and a hit or an eviction reads words at both ends (the second
+    /// prefetch is of the same line for the other three quarters).
+    #[inline(always)]
+    fn prefetch_slot_lines(&self, s: u32) {
+        let slot = &self.slots[s as usize];
+        crate::ftl::prefetch(&slot[LPN]);
+        crate::ftl::prefetch(&slot[SEG]);
     }
 
     /// Prefetch the slots of cached pages `lpns` (their `slot_of` lines prefetched by
@@ -185,7 +197,8 @@ impl Cmt {
         slots.clear();
         slots.extend(lpns.iter().map(|&l| {
             let s = self.slot_of[l as usize];
-            crate::ftl::prefetch(&self.slots[s as usize]);
+            // The word `set_dirty_at` reads (a quarter of the slots straddle two lines).
+            crate::ftl::prefetch(&self.slots[s as usize][DGEN]);
             s
         }));
     }
@@ -238,17 +251,16 @@ impl Cmt {
         s
     }
 
-    /// Bring in what evicting the next victim touches: its neighbour's slot, its `slot_of`
-    /// and its word of the membership bitmap.
+    /// Bring in what evicting the next victim touches: its neighbour's slot and its word
+    /// of the membership bitmap (not its `slot_of`, which an eviction leaves stale).
     #[inline]
     fn prefetch_next_victim(&self) {
         let t = self.tail[PROBATION];
         if t != NIL {
             let v = &self.slots[t as usize];
             if v[PREV] != NIL {
-                crate::ftl::prefetch(&self.slots[v[PREV] as usize]);
+                self.prefetch_slot_lines(v[PREV]);
             }
-            crate::ftl::prefetch(&self.slot_of[v[LPN] as usize]);
             self.prefetch_bit(v[LPN] as u64);
         }
     }
@@ -317,7 +329,6 @@ impl Cmt {
             self.dirty_count[t] -= 1;
         }
         self.unlink(s);
-        self.slot_of[lpn as usize] = NIL;
         self.set_cached(lpn as u64, false);
         self.prefetch_next_victim();
         (lpn as u64, was, s)
@@ -338,7 +349,6 @@ impl Cmt {
             let (l, _, s) = self.take_victim();
             return Some((l, s));
         }
-        self.slot_of[v_lpn as usize] = NIL;
         self.set_cached(v_lpn as u64, false);
         let h = self.head[PROBATION];
         if v_seg as usize == PROBATION && h != s {
@@ -371,12 +381,16 @@ impl Cmt {
     /// no hits), with translation pages `0..cleaned` cleaned by a batch update once all
     /// their entries were in: the last `capacity` pages cached, newest at the MRU end,
     /// page `x` in slot `x % capacity` (the free stack hands out slots 0, 1, …, and an
-    /// eviction frees the slot the next insert takes). Needs `capacity <= l`.
+    /// eviction frees the slot the next insert takes), and the evicted pages' stale
+    /// `slot_of` entries too (the same memory as the inserts leave). Needs `capacity <= l`.
     pub(crate) fn fill_sequential(&mut self, l: u64, cleaned: u64) {
         let cap = self.capacity() as u64;
         assert!(cap <= l && self.len() == 0, "CMT: sequential fill of {l} pages into {cap} empty slots");
         let first = l - cap;
         let slot = |x: u64| (x % cap) as u32;
+        for x in 0..first {
+            self.slot_of[x as usize] = slot(x);
+        }
         for x in first..l {
             let s = slot(x);
             let prev = if x + 1 < l { slot(x + 1) } else { NIL };
@@ -448,8 +462,8 @@ impl Cmt {
                 if self.slots[s as usize][SEG] as usize != g || self.slots[s as usize][PREV] != prev {
                     return Err(format!("CMT slot {s}: broken links of segment {g}"));
                 }
-                if l == NIL || self.slot_of[l as usize] != s {
-                    return Err(format!("CMT slot {s}: lpn {l} does not map back"));
+                if l == NIL || !self.contains(l as u64) || self.slot_of[l as usize] != s {
+                    return Err(format!("CMT slot {s}: lpn {l} not cached or does not map back"));
                 }
                 (prev, s, n) = (s, self.slots[s as usize][NEXT], n + 1);
             }
@@ -464,10 +478,9 @@ impl Cmt {
         if seen + self.free.len() != self.capacity() {
             return Err(format!("CMT: {seen} entries + {} free slots != capacity", self.free.len()));
         }
-        let cached = self.slot_of.iter().filter(|&&s| s != NIL).count();
-        if let Some(l) = (0..self.logical).find(|&l| self.contains(l) != (self.slot_of[l as usize] != NIL)) {
-            return Err(format!("CMT: lpn {l}'s cached bit disagrees with its slot"));
-        }
+        // Every listed entry's bit is set and its lpn distinct (it maps back to its own
+        // slot), so equal counts mean the set bits are exactly the listed entries.
+        let cached: usize = self.cached.iter().map(|w| w.count_ones() as usize).sum();
         if cached != seen {
             return Err(format!("CMT: {cached} logical pages cached, {seen} listed"));
         }
