@@ -1,69 +1,57 @@
 //! Sorting one data-GC batch's moved pages for DFTL's map update (Gupta et al. 2009,
-//! §3.3): the cached ones are updated in RAM; the others' translation pages are
-//! rewritten, once per page per batch. One tight loop over the membership bitmap, its
-//! table accesses unchecked behind one range check of the whole batch (see
-//! [`Cmt::split_moved`]).
+//! §3.3): the cached ones are updated in RAM (marked GC-dirty beside their cached bit);
+//! the others' translation pages are rewritten, once per page per batch. One tight loop
+//! over the bits, its table accesses unchecked behind one range check of the whole
+//! batch (see [`Cmt::split_moved`]).
 
-use super::{Cmt, PageOf};
-use crate::ftl::prefetch_ptr;
+use super::{Bits, Cmt, PageOf, CACHED, GC_DIRTY};
 
 impl Cmt {
-    /// Sort one data-GC batch's moved pages: a cached one goes to `cached` (its entry is
-    /// updated in RAM; its `slot_of` line is prefetched); for the others, their
-    /// translation page goes to `touched` the first time the batch touches it
-    /// (`stamp[t] == epoch` marks it). Returns `(n, m)`: the translation pages are
-    /// `touched[..n]`, in order of first touch, and the cached pages `cached[..m]`, in
-    /// batch order (both scratch buffers, grown to the batch's length and never shrunk).
-    /// The bitmap's words were prefetched by the page FTL's GC
+    /// Sort one data-GC batch's moved pages: a cached one is marked dirty (its GC-dirty
+    /// bit, in the word pair whose cached bit was just tested: its slot is not touched);
+    /// for the others, their translation page goes to `touched` the first time the batch
+    /// touches it (`stamp[t] == epoch` marks it). Returns `n`: the translation pages are
+    /// `touched[..n]`, in order of first touch (a scratch buffer, grown to the batch's
+    /// length and never shrunk). The bits were prefetched by the page FTL's GC
     /// (`DftlFtl::with_bits_lent`). Specialised once per batch for a shift or a division
     /// ([`PageOf`]), and kept out of `drain` (one call per batch) so that its loop has
     /// the registers to itself.
     ///
-    /// Panics if a moved page is past the bitmap or its translation page past `stamp`
+    /// Panics if a moved page is past the bits or its translation page past `stamp`
     /// (a moved page is a logical page, so neither happens).
     #[inline(never)]
-    pub(crate) fn split_moved(
-        &self,
-        moved: &[u32],
-        stamp: &mut [u32],
-        epoch: u32,
-        touched: &mut Vec<u32>,
-        cached: &mut Vec<u32>,
-    ) -> (usize, usize) {
+    pub(crate) fn split_moved(&mut self, moved: &[u32], stamp: &mut [u32], epoch: u32, touched: &mut Vec<u32>) -> usize {
         let len = moved.len();
-        for out in [&mut *touched, &mut *cached] {
-            if out.len() < len {
-                out.resize(len, 0);
-            }
+        if touched.len() < len {
+            touched.resize(len, 0);
         }
         // One vectorised pass instead of a bounds check per page and table.
         if len == 0 {
-            return (0, 0);
+            return 0;
         }
         // A fold over values (not references), which the compiler vectorises.
         let max = moved.iter().copied().fold(0, u32::max);
         let PageOf { epp, shift } = self.page_of;
-        let bits = &self.cached[..];
+        let bits = &mut self.cached[..];
         // `page_of` is non-decreasing in the logical page, so `max`'s translation page is
         // the largest of the batch.
         assert!(
             ((max >> 6) as usize) < bits.len() && (self.page_of.of(max as u64) as usize) < stamp.len(),
             "CMT: moved page {max} outside the map"
         );
-        let slot_of = self.slot_of.as_ptr();
-        let (touched, cached) = (touched.as_mut_ptr(), cached.as_mut_ptr());
+        let touched = touched.as_mut_ptr();
         // SAFETY: every moved page `l <= max`, so `l >> 6 <= max >> 6 < bits.len()` and its
         // translation page `page(l) <= page(max) < stamp.len()` (the closures below are
-        // `PageOf::of`, non-decreasing); `n` and `m` count pages already seen, so both
-        // are below `len`, which `touched` and `cached` reach (resized above), and they
-        // are distinct allocations from `moved`, `stamp` and the bitmap (`&mut`).
+        // `PageOf::of`, non-decreasing); `n` counts pages already seen, so it is below
+        // `len`, which `touched` reaches (resized above), a distinct allocation from
+        // `moved`, `stamp` and the bits (`&mut`).
         // Exercised by `split_moved_sorts_a_batch_as_the_plain_rule_does` (shift and
         // division) and every DFTL test with data GC, also under `scripts/sanitize`.
         unsafe {
             if shift != u32::MAX {
-                split_with(bits, slot_of, moved, stamp, epoch, touched, cached, |l| (l >> shift) as usize)
+                split_with(bits, moved, stamp, epoch, touched, |l| (l >> shift) as usize)
             } else {
-                split_with(bits, slot_of, moved, stamp, epoch, touched, cached, |l| (l as u64 / epp) as usize)
+                split_with(bits, moved, stamp, epoch, touched, |l| (l as u64 / epp) as usize)
             }
         }
     }
@@ -78,28 +66,23 @@ impl Cmt {
 ///
 /// # Safety
 /// Every `l` of `moved`: `l >> 6 < bits.len()` and `page(l) < stamp.len()`; `touched`
-/// and `cached` valid for `moved.len()` writes each and aliasing nothing else passed.
-#[allow(clippy::too_many_arguments)]
+/// valid for `moved.len()` writes and aliasing nothing else passed.
 #[inline(always)]
 unsafe fn split_with(
-    bits: &[u64],
-    slot_of: *const u32,
+    bits: &mut [Bits],
     moved: &[u32],
     stamp: &mut [u32],
     epoch: u32,
     touched: *mut u32,
-    cached: *mut u32,
     page: impl Fn(u32) -> usize,
-) -> (usize, usize) {
-    let (mut n, mut m) = (0usize, 0usize);
+) -> usize {
+    let mut n = 0usize;
     for &l in moved {
         // SAFETY: the caller's bounds (see `Cmt::split_moved`).
-        let w = unsafe { *bits.get_unchecked((l >> 6) as usize) };
-        if w >> (l & 63) & 1 != 0 {
-            prefetch_ptr(slot_of.wrapping_add(l as usize));
-            // SAFETY: m < moved.len().
-            unsafe { cached.add(m).write(l) };
-            m += 1;
+        let w = unsafe { bits.get_unchecked_mut((l >> 6) as usize) };
+        let bit = 1u64 << (l & 63);
+        if w[CACHED] & bit != 0 {
+            w[GC_DIRTY] |= bit;
             continue;
         }
         let t = page(l);
@@ -111,7 +94,7 @@ unsafe fn split_with(
         unsafe { touched.add(n).write(t as u32) };
         n += first as usize;
     }
-    (n, m)
+    n
 }
 
 #[cfg(test)]
@@ -119,16 +102,18 @@ mod tests {
     use super::super::Cmt;
 
     /// `split_moved` against the plain rule, for a shift and a division: the cached
-    /// moved pages in order; the others' translation pages once each, in order of first
-    /// touch within the batch; their stamps set to the batch's epoch. The scratch
-    /// buffers are reused across batches of every length (longer and shorter).
+    /// moved pages become dirty (and no other page changes); the others' translation
+    /// pages once each, in order of first touch within the batch; their stamps set to
+    /// the batch's epoch. Pages are cleaned (batch updates) and entries replaced between
+    /// batches, so marks are made, cleared and dropped with their entries. The scratch
+    /// buffer is reused across batches of every length (longer and shorter).
     #[test]
     fn split_moved_sorts_a_batch_as_the_plain_rule_does() {
-        for epp in [8u32, 5] {
+        for epp in [8u32, 5, 64, 100] {
             let logical = 300u64;
             let mut c = Cmt::new(logical, 40, epp, true);
             let mut stamp = vec![0u32; logical.div_ceil(epp as u64) as usize];
-            let (mut touched, mut cached) = (Vec::new(), Vec::new());
+            let mut touched = Vec::new();
             let mut x = 5u64;
             let mut next = move || {
                 x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
@@ -140,15 +125,20 @@ mod tests {
                     c.insert(l, false);
                 }
             }
+            let mut marked = 0;
             for epoch in 1..300u32 {
                 let mut moved: Vec<u32> = (0..next() % 120).map(|_| (next() % logical) as u32).collect();
                 if epoch % 7 == 0 {
                     // The last logical page: the bounds' edge.
                     moved.push(logical as u32 - 1);
                 }
-                let (n, m) = c.split_moved(&moved, &mut stamp, epoch, &mut touched, &mut cached);
-                let want: Vec<u32> = moved.iter().copied().filter(|&l| c.contains(l as u64)).collect();
-                assert_eq!(&cached[..m], &want[..], "batch {epoch}");
+                let want: Vec<bool> =
+                    (0..logical).map(|l| c.is_dirty(l) || (c.contains(l) && moved.contains(&(l as u32)))).collect();
+                let n = c.split_moved(&moved, &mut stamp, epoch, &mut touched);
+                for l in 0..logical {
+                    assert_eq!(c.is_dirty(l), want[l as usize], "batch {epoch}, lpn {l}");
+                }
+                marked += moved.iter().filter(|&&l| c.contains(l as u64)).count();
                 let mut pages = Vec::new();
                 for &l in moved.iter().filter(|&&l| !c.contains(l as u64)) {
                     if !pages.contains(&(l / epp)) {
@@ -158,8 +148,25 @@ mod tests {
                 assert_eq!(&touched[..n], &pages[..], "batch {epoch}");
                 assert!(pages.iter().all(|&t| stamp[t as usize] == epoch));
                 assert_eq!(stamp.iter().filter(|&&s| s == epoch).count(), n);
-                assert!(touched.len() >= moved.len() && cached.len() >= moved.len());
+                assert!(touched.len() >= moved.len());
+                c.check().unwrap();
+                // A batch update of one page cleans exactly its entries.
+                let t = next() % stamp.len() as u64;
+                let before: Vec<bool> = (0..logical).map(|l| c.is_dirty(l)).collect();
+                c.clean_page(t);
+                for l in 0..logical {
+                    assert_eq!(c.is_dirty(l), before[l as usize] && l / epp as u64 != t, "clean {t}, lpn {l}");
+                }
+                // An entry replaced: the victim's mark goes with it; the new entry is clean.
+                let l = next() % logical;
+                if !c.contains(l) {
+                    let (v, _, s) = c.take_victim();
+                    c.put(s, l, false);
+                    assert!(!c.is_dirty(v) && !c.is_dirty(l));
+                }
+                c.check().unwrap();
             }
+            assert!(marked > 100, "cached moved pages: {marked}");
         }
     }
 
@@ -167,10 +174,10 @@ mod tests {
     #[test]
     #[should_panic(expected = "outside the map")]
     fn split_moved_refuses_a_page_outside_the_map() {
-        // 300 pages: the bitmap has 5 words (320 bits), so page 310 passes the bitmap's
+        // 300 pages: the bits have 5 word pairs (320 pages), so page 310 passes their
         // bound but not the stamps' (38 translation pages of 8).
-        let c = Cmt::new(300, 40, 8, true);
+        let mut c = Cmt::new(300, 40, 8, true);
         let mut stamp = vec![0u32; 38];
-        c.split_moved(&[3, 310], &mut stamp, 1, &mut Vec::new(), &mut Vec::new());
+        c.split_moved(&[3, 310], &mut stamp, 1, &mut Vec::new());
     }
 }
