@@ -580,7 +580,8 @@ mod tests {
                 epp: epp as u64,
             };
             let mut x = 11u64;
-            let (mut stamp, mut touched) = (vec![0u32; logical.div_ceil(epp as u64) as usize], Vec::new());
+            let (mut stamp, mut touched, mut moved) =
+                (vec![0u32; logical.div_ceil(epp as u64) as usize], Vec::new(), Vec::new());
             for step in 0..20_000 {
                 x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
                 let (l, op) = ((x >> 33) % (capacity as u64 * 3).min(logical), (x >> 20) % 8);
@@ -589,7 +590,7 @@ mod tests {
                     c.clean_page(l / epp as u64);
                     n.clean_page(l / epp as u64);
                 } else if c.contains(l) && op == 7 {
-                    assert_eq!(c.split_moved(&[l as u32], &mut stamp, step + 1, &mut touched), 0);
+                    assert_eq!(c.split_moved(&[l as u32], &mut stamp, step + 1, &mut touched, &mut moved), 0);
                     n.dirty.insert(l);
                 } else if c.contains(l) {
                     let s = c.touch(l);

@@ -60,6 +60,8 @@ pub struct DftlFtl {
     /// scratch buffer: [`Cmt::split_moved`] says how many), and per translation page the
     /// batch that last touched it.
     touched: Vec<u32>,
+    /// Moved pages whose entry is cached (a scratch buffer like `touched`).
+    cached: Vec<u32>,
     stamp: Vec<u32>,
     epoch: u32,
     strict_ops: u64,
@@ -118,6 +120,7 @@ impl DftlFtl {
             t_count: vec![0; planes as usize],
             moved: Vec::new(),
             touched: Vec::new(),
+            cached: Vec::new(),
             stamp: vec![0; tpages as usize],
             epoch: 0,
             strict_ops: 0,
@@ -352,7 +355,7 @@ impl DftlFtl {
             // Marks the cached pages' entries dirty (the rewrites below touch no CMT state
             // — translation GC and data GC for a translation block move pages, which come
             // back to this loop —, so marking them first leaves the same state).
-            let n = self.cmt.split_moved(&self.moved, &mut self.stamp, self.epoch, &mut touched);
+            let n = self.cmt.split_moved(&self.moved, &mut self.stamp, self.epoch, &mut touched, &mut self.cached);
             if !self.flash_map.is_empty() {
                 for i in 0..self.moved.len() {
                     let lpn = self.moved[i] as u64;
