@@ -386,8 +386,11 @@ impl Cmt {
         assert!(cap <= l && self.len() == 0, "CMT: sequential fill of {l} pages into {cap} empty slots");
         let first = l - cap;
         let slot = |x: u64| (x % cap) as u32;
-        for x in 0..first {
-            self.slot_of[x as usize] = slot(x);
+        // The evicted pages' slots 0, 1, …, cap − 1, 0, … counted, not divided.
+        let mut s = 0;
+        for e in &mut self.slot_of[..first as usize] {
+            *e = s;
+            s = if s + 1 == cap as u32 { 0 } else { s + 1 };
         }
         for x in first..l {
             let s = slot(x);
