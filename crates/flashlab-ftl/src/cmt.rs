@@ -14,6 +14,9 @@
 //! Flat arrays of slots, every operation O(1). Dirtiness is a generation: an entry is
 //! dirty while its stamp equals its translation page's generation, so a batch update
 //! cleans every dirty entry of a page by bumping that generation (no walk over them).
+//! An entry data GC made dirty (its page moved, §3.3) is marked instead by a bit beside
+//! its cached bit (the word GC's split has just tested: no access to its slot); a batch
+//! update clears the page's bits (entries per translation page / 64 words).
 
 mod split;
 
@@ -58,6 +61,12 @@ const NEXT: usize = 2;
 const DGEN: usize = 3;
 const SEG: usize = 4;
 
+/// The CMT's bits of 64 logical pages (16 bytes: four groups per cache line): cached,
+/// and made dirty by data GC (a subset of the cached ones).
+pub(crate) type Bits = [u64; 2];
+const CACHED: usize = 0;
+const GC_DIRTY: usize = 1;
+
 /// The length to give a [`Table`] of `len` entries of `size` bytes so that it sits in
 /// whole 2 MiB pages: padded to them when it spans at least half of one (the bench's
 /// `slot_of`, 1.95 MB, and slots, 1.3 MB, then take one huge page each instead of
@@ -76,20 +85,24 @@ fn huge_len(len: usize, size: usize) -> usize {
 
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Cmt {
-    /// Per logical page: its slot, or NIL when not cached.
+    /// Per logical page: its slot while cached (its bit in `cached` set), else stale
+    /// (NIL until first cached, then the slot it last had): an eviction leaves it, so a
+    /// miss does not write the victim's random `slot_of` line (s15-dftl). Read only
+    /// behind a set bit.
     slot_of: Table<u32>,
-    /// Per logical page one bit: cached (`slot_of` is not NIL). 1/32 of `slot_of`'s size
-    /// (61 KB for 487 k pages), so the membership test of every page data GC moves is
-    /// not a random miss on `slot_of`; lent to the page FTL while it may run data GC,
-    /// whose prefetch pass brings in the moved pages' words ([`Self::swap_bits`]).
-    cached: Vec<u64>,
+    /// Per 64 logical pages, side by side: a bit per page cached (`slot_of` holds its
+    /// slot), and a bit per cached page made dirty by data GC ([`Self::split_moved`]).
+    /// 1/16 of `slot_of`'s size (122 KB for 487 k pages), so the membership test of every
+    /// page data GC moves is not a random miss on `slot_of`, and marking it dirty touches
+    /// the same line; lent to the page FTL while it may run data GC, whose prefetch pass
+    /// brings in the moved pages' words ([`Self::swap_bits`]).
+    cached: Vec<Bits>,
     slots: Table<Slot>,
     /// Logical pages and entries (`slot_of` and `slots` may be longer: [`huge_len`]).
     logical: u64,
     capacity: u32,
-    /// Per translation page: generation (never 0) and dirty cached entries.
+    /// Per translation page: generation (never 0).
     page_gen: Vec<u32>,
-    dirty_count: Vec<u32>,
     /// Per segment: MRU end, LRU end, entries.
     head: [u32; 2],
     tail: [u32; 2],
@@ -106,12 +119,11 @@ impl Cmt {
         let tpages = logical_pages.div_ceil(epp as u64) as usize;
         Cmt {
             slot_of: Table::new(NIL, huge_len(logical_pages as usize, 4)),
-            cached: vec![0; (logical_pages as usize).div_ceil(64)],
+            cached: vec![[0; 2]; (logical_pages as usize).div_ceil(64)],
             slots: Table::new([NIL, NIL, NIL, 0, 0], huge_len(c, std::mem::size_of::<Slot>())),
             logical: logical_pages,
             capacity,
             page_gen: vec![1; tpages],
-            dirty_count: vec![0; tpages],
             head: [NIL; 2],
             tail: [NIL; 2],
             len: [0; 2],
@@ -129,16 +141,26 @@ impl Cmt {
     }
     #[inline]
     pub(crate) fn contains(&self, lpn: u64) -> bool {
-        self.cached[(lpn >> 6) as usize] & (1u64 << (lpn & 63)) != 0
+        self.cached[(lpn >> 6) as usize][CACHED] & (1u64 << (lpn & 63)) != 0
     }
+    /// Mark `lpn` cached, or not cached (then not GC-dirty either).
     #[inline]
     fn set_cached(&mut self, lpn: u64, on: bool) {
         let (w, bit) = (&mut self.cached[(lpn >> 6) as usize], 1u64 << (lpn & 63));
-        *w = if on { *w | bit } else { *w & !bit };
+        if on {
+            w[CACHED] |= bit;
+        } else {
+            w[CACHED] &= !bit;
+            w[GC_DIRTY] &= !bit;
+        }
+    }
+    /// Whether cached `lpn` was made dirty by data GC since its page was last cleaned.
+    #[inline]
+    fn gc_dirty(&self, lpn: u64) -> bool {
+        self.cached[(lpn >> 6) as usize][GC_DIRTY] & (1u64 << (lpn & 63)) != 0
     }
     pub(crate) fn is_dirty(&self, lpn: u64) -> bool {
-        let s = self.slot_of[lpn as usize];
-        s != NIL && self.dirty_slot(s)
+        self.contains(lpn) && self.dirty_entry(self.slot_of[lpn as usize], lpn)
     }
     pub(crate) fn is_full(&self) -> bool {
         self.free.is_empty()
@@ -150,16 +172,16 @@ impl Cmt {
         }
     }
 
-    /// Lend the membership bitmap to the page FTL's GC (`PageFtl::moved_bits`, empty
-    /// while not lent), or take it back: a swap, so a second call restores it. Between
-    /// the two calls no other method may be called (they all read the bitmap); see
+    /// Lend the bits to the page FTL's GC (`PageFtl::moved_bits`, empty while not lent),
+    /// or take them back: a swap, so a second call restores them. Between the two calls
+    /// no other method may be called (they all read the bits); see
     /// `DftlFtl::with_bits_lent`.
     #[inline(always)]
-    pub(crate) fn swap_bits(&mut self, other: &mut Vec<u64>) {
+    pub(crate) fn swap_bits(&mut self, other: &mut Vec<Bits>) {
         std::mem::swap(&mut self.cached, other);
     }
 
-    /// Prefetch `lpn`'s word of the membership bitmap.
+    /// Prefetch `lpn`'s bits (cached and GC-dirty: one 16-byte pair).
     #[inline]
     pub(crate) fn prefetch_bit(&self, lpn: u64) {
         if let Some(w) = self.cached.get((lpn >> 6) as usize) {
@@ -167,27 +189,24 @@ impl Cmt {
         }
     }
 
-    /// Prefetch the slot of cached `lpn` (after its `slot_of` entry had time to arrive).
+    /// Prefetch the slot of cached `lpn` (after its bit and `slot_of` entry had time to
+    /// arrive; an uncached page's `slot_of` is stale, so the bit decides).
     #[inline]
     pub(crate) fn prefetch_slot(&self, lpn: u64) {
-        if let Some(&s) = self.slot_of.get(lpn as usize) {
-            if s != NIL {
-                crate::ftl::prefetch(&self.slots[s as usize]);
-            }
+        let cached = self.cached.get((lpn >> 6) as usize).is_some_and(|w| w[CACHED] >> (lpn & 63) & 1 != 0);
+        if cached {
+            self.prefetch_slot_lines(self.slot_of[lpn as usize]);
         }
     }
 
-    /// Prefetch the slots of cached pages `lpns` (their `slot_of` lines prefetched by
-    /// [`Self::split_moved`]) and write each one's slot into `slots`, for
-    /// [`Self::set_dirty_at`] once they arrive: no second `slot_of` load. The slots stay
-    /// valid while no entry is inserted or evicted.
-    pub(crate) fn prefetch_slots(&self, lpns: &[u32], slots: &mut Vec<u32>) {
-        slots.clear();
-        slots.extend(lpns.iter().map(|&l| {
-            let s = self.slot_of[l as usize];
-            crate::ftl::prefetch(&self.slots[s as usize]);
-            s
-        }));
+    /// Prefetch both ends of slot `s`: at 20 bytes a quarter of the slots straddle two
+    /// cache lines, and a hit or an eviction reads words at both ends (the second
+    /// prefetch is of the same line for the other three quarters).
+    #[inline(always)]
+    fn prefetch_slot_lines(&self, s: u32) {
+        let slot = &self.slots[s as usize];
+        crate::ftl::prefetch(&slot[LPN]);
+        crate::ftl::prefetch(&slot[SEG]);
     }
 
     fn unlink(&mut self, s: u32) {
@@ -238,17 +257,16 @@ impl Cmt {
         s
     }
 
-    /// Bring in what evicting the next victim touches: its neighbour's slot, its `slot_of`
-    /// and its word of the membership bitmap.
+    /// Bring in what evicting the next victim touches: its neighbour's slot and its word
+    /// of the membership bitmap (not its `slot_of`, which an eviction leaves stale).
     #[inline]
     fn prefetch_next_victim(&self) {
         let t = self.tail[PROBATION];
         if t != NIL {
             let v = &self.slots[t as usize];
             if v[PREV] != NIL {
-                crate::ftl::prefetch(&self.slots[v[PREV] as usize]);
+                self.prefetch_slot_lines(v[PREV]);
             }
-            crate::ftl::prefetch(&self.slot_of[v[LPN] as usize]);
             self.prefetch_bit(v[LPN] as u64);
         }
     }
@@ -271,35 +289,31 @@ impl Cmt {
         self.push_mru(s, PROBATION);
     }
 
-    /// The `dgen` of a new entry of `lpn`: its page's generation, counted as one more
-    /// dirty entry, when `dirty`; else 0 (clean).
+    /// The `dgen` of a new entry of `lpn`: its page's generation when `dirty`; else 0
+    /// (clean).
     #[inline]
-    fn dirty_gen(&mut self, lpn: u64, dirty: bool) -> u32 {
+    fn dirty_gen(&self, lpn: u64, dirty: bool) -> u32 {
         if !dirty {
             return 0;
         }
-        let t = self.page_of.of(lpn) as usize;
-        self.dirty_count[t] += 1;
-        self.page_gen[t]
+        self.page_gen[self.page_of.of(lpn) as usize]
     }
 
-    /// Make a dirty entry that was just inserted (nothing cleaned it since) clean again:
-    /// undoes [`Self::insert`]'s `dirty` when the write it was made for failed.
+    /// Make a dirty entry that was just inserted (nothing cleaned it since, and data GC's
+    /// moves are only drained after the write) clean again: undoes [`Self::insert`]'s
+    /// `dirty` when the write it was made for failed.
     pub(crate) fn undo_dirty_insert(&mut self, lpn: u64) {
         let (s, t) = (self.slot_of[lpn as usize] as usize, self.page_of.of(lpn) as usize);
-        debug_assert!(self.slots[s][DGEN] == self.page_gen[t]);
+        debug_assert!(self.slots[s][DGEN] == self.page_gen[t] && !self.gc_dirty(lpn));
         self.slots[s][DGEN] = 0;
-        self.dirty_count[t] -= 1;
     }
 
+    /// Whether the entry of cached `lpn`, in slot `s`, is dirty: its stamp is its page's
+    /// generation, or data GC marked it.
     #[inline]
-    fn page(&self, s: u32) -> usize {
-        self.page_of.of(self.slots[s as usize][LPN] as u64) as usize
-    }
-    #[inline]
-    fn dirty_slot(&self, s: u32) -> bool {
+    fn dirty_entry(&self, s: u32, lpn: u64) -> bool {
         let d = self.slots[s as usize][DGEN];
-        d != 0 && d == self.page_gen[self.page(s)]
+        (d != 0 && d == self.page_gen[self.page_of.of(lpn) as usize]) || self.gc_dirty(lpn)
     }
 
     /// Take out the entry replacement evicts next (the cache must not be empty): the
@@ -310,14 +324,9 @@ impl Cmt {
     /// the same state without the stack.
     pub(crate) fn take_victim(&mut self) -> (u64, bool, u32) {
         let s = if self.tail[PROBATION] != NIL { self.tail[PROBATION] } else { self.tail[PROTECTED] };
-        let [lpn, _, _, dgen, _] = self.slots[s as usize];
-        let t = self.page_of.of(lpn as u64) as usize;
-        let was = dgen != 0 && dgen == self.page_gen[t];
-        if was {
-            self.dirty_count[t] -= 1;
-        }
+        let lpn = self.slots[s as usize][LPN];
+        let was = self.dirty_entry(s, lpn as u64);
         self.unlink(s);
-        self.slot_of[lpn as usize] = NIL;
         self.set_cached(lpn as u64, false);
         self.prefetch_next_victim();
         (lpn as u64, was, s)
@@ -334,11 +343,10 @@ impl Cmt {
     pub(crate) fn replace(&mut self, lpn: u64, dirty: bool) -> Option<(u64, u32)> {
         let s = if self.tail[PROBATION] != NIL { self.tail[PROBATION] } else { self.tail[PROTECTED] };
         let [v_lpn, v_prev, _, _, v_seg] = self.slots[s as usize];
-        if self.dirty_slot(s) {
+        if self.dirty_entry(s, v_lpn as u64) {
             let (l, _, s) = self.take_victim();
             return Some((l, s));
         }
-        self.slot_of[v_lpn as usize] = NIL;
         self.set_cached(v_lpn as u64, false);
         let h = self.head[PROBATION];
         if v_seg as usize == PROBATION && h != s {
@@ -371,12 +379,19 @@ impl Cmt {
     /// no hits), with translation pages `0..cleaned` cleaned by a batch update once all
     /// their entries were in: the last `capacity` pages cached, newest at the MRU end,
     /// page `x` in slot `x % capacity` (the free stack hands out slots 0, 1, …, and an
-    /// eviction frees the slot the next insert takes). Needs `capacity <= l`.
+    /// eviction frees the slot the next insert takes), and the evicted pages' stale
+    /// `slot_of` entries too (the same memory as the inserts leave). Needs `capacity <= l`.
     pub(crate) fn fill_sequential(&mut self, l: u64, cleaned: u64) {
         let cap = self.capacity() as u64;
         assert!(cap <= l && self.len() == 0, "CMT: sequential fill of {l} pages into {cap} empty slots");
         let first = l - cap;
         let slot = |x: u64| (x % cap) as u32;
+        // The evicted pages' slots 0, 1, …, cap − 1, 0, … counted, not divided.
+        let mut s = 0;
+        for e in &mut self.slot_of[..first as usize] {
+            *e = s;
+            s = if s + 1 == cap as u32 { 0 } else { s + 1 };
+        }
         for x in first..l {
             let s = slot(x);
             let prev = if x + 1 < l { slot(x + 1) } else { NIL };
@@ -388,14 +403,8 @@ impl Cmt {
         (self.head[PROBATION], self.tail[PROBATION], self.len[PROBATION]) = (slot(l - 1), slot(first), cap as u32);
         self.free.clear();
         for t in 0..cleaned as usize {
-            // `clean_page` from generation 1.
+            // `clean_page` from generation 1 (no GC-dirty bits to clear).
             self.page_gen[t] = 2;
-        }
-        for x in first..l {
-            let t = self.page_of.of(x) as usize;
-            if self.page_gen[t] == 1 {
-                self.dirty_count[t] += 1;
-            }
         }
     }
 
@@ -405,23 +414,28 @@ impl Cmt {
         self.set_dirty_at(self.slot_of[lpn as usize], lpn);
     }
 
-    /// [`Self::set_dirty`] of `lpn`, cached in slot `s`.
+    /// [`Self::set_dirty`] of `lpn`, cached in slot `s`: its stamp becomes its page's
+    /// generation (whether or not it was dirty already).
     #[inline]
     pub(crate) fn set_dirty_at(&mut self, s: u32, lpn: u64) {
-        let (s, t) = (s as usize, self.page_of.of(lpn) as usize);
-        let (d, g) = (self.slots[s][DGEN], self.page_gen[t]);
-        if d != 0 && d == g {
-            return;
-        }
-        self.slots[s][DGEN] = g;
-        self.dirty_count[t] += 1;
+        self.slots[s as usize][DGEN] = self.page_gen[self.page_of.of(lpn) as usize];
     }
 
-    /// Clean every dirty cached entry of translation page `t` at once.
+    /// Clean every dirty cached entry of translation page `t` at once: a new generation,
+    /// and the page's GC-dirty bits cleared.
     pub(crate) fn clean_page(&mut self, t: u64) {
         let g = &mut self.page_gen[t as usize];
         *g = g.wrapping_add(1).max(1);
-        self.dirty_count[t as usize] = 0;
+        let epp = self.page_of.epp;
+        let (start, end) = (t * epp, ((t + 1) * epp).min(self.logical));
+        let mut l = start;
+        while l < end {
+            // The pages `l..end` of `l`'s word: a mask of up to 64 bits from bit `l & 63`.
+            let n = (end - l).min(64 - (l & 63));
+            let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << (l & 63) };
+            self.cached[(l >> 6) as usize][GC_DIRTY] &= !mask;
+            l += n;
+        }
     }
 
     /// Call `f` on every dirty cached entry of translation page `t` (O(entries per page)).
@@ -432,13 +446,15 @@ impl Cmt {
         (start..end).filter(|&l| self.is_dirty(l)).for_each(&mut f);
     }
 
-    /// Bytes of the tables. The membership bitmap (1/32 of `slot_of`) is left out, as
-    /// DFTL's batch stamps are: `memory_bytes` is a reported result, kept as it was.
+    /// Bytes of the tables. The bits (1/16 of `slot_of`) are left out, as DFTL's batch
+    /// stamps are, and each translation page counts 8 bytes (its generation and the
+    /// dirty count it had until the GC-dirty bits replaced it): `memory_bytes` is a
+    /// reported result, kept as it was.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.logical as usize * 4 + self.capacity() * (std::mem::size_of::<Slot>() + 4) + self.page_gen.len() * 8
     }
 
-    /// Check the lists, segment sizes, the lpn↔slot maps and the dirty counts.
+    /// Check the lists, segment sizes, the lpn↔slot maps and the GC-dirty bits.
     pub(crate) fn check(&self) -> Result<(), String> {
         let mut seen = 0usize;
         for g in [PROBATION, PROTECTED] {
@@ -448,8 +464,8 @@ impl Cmt {
                 if self.slots[s as usize][SEG] as usize != g || self.slots[s as usize][PREV] != prev {
                     return Err(format!("CMT slot {s}: broken links of segment {g}"));
                 }
-                if l == NIL || self.slot_of[l as usize] != s {
-                    return Err(format!("CMT slot {s}: lpn {l} does not map back"));
+                if l == NIL || !self.contains(l as u64) || self.slot_of[l as usize] != s {
+                    return Err(format!("CMT slot {s}: lpn {l} not cached or does not map back"));
                 }
                 (prev, s, n) = (s, self.slots[s as usize][NEXT], n + 1);
             }
@@ -464,24 +480,14 @@ impl Cmt {
         if seen + self.free.len() != self.capacity() {
             return Err(format!("CMT: {seen} entries + {} free slots != capacity", self.free.len()));
         }
-        let cached = self.slot_of.iter().filter(|&&s| s != NIL).count();
-        if let Some(l) = (0..self.logical).find(|&l| self.contains(l) != (self.slot_of[l as usize] != NIL)) {
-            return Err(format!("CMT: lpn {l}'s cached bit disagrees with its slot"));
-        }
+        // Every listed entry's bit is set and its lpn distinct (it maps back to its own
+        // slot), so equal counts mean the set bits are exactly the listed entries.
+        let cached: usize = self.cached.iter().map(|w| w[CACHED].count_ones() as usize).sum();
         if cached != seen {
             return Err(format!("CMT: {cached} logical pages cached, {seen} listed"));
         }
-        let mut dirty = vec![0u32; self.page_gen.len()];
-        for s in 0..self.capacity() as u32 {
-            if self.slots[s as usize][LPN] != NIL && self.dirty_slot(s) {
-                dirty[self.page(s)] += 1;
-            }
-        }
-        if let Some(t) = (0..dirty.len()).find(|&t| dirty[t] != self.dirty_count[t]) {
-            return Err(format!(
-                "CMT: translation page {t} has {} dirty entries, {} counted",
-                dirty[t], self.dirty_count[t]
-            ));
+        if let Some(i) = self.cached.iter().position(|w| w[GC_DIRTY] & !w[CACHED] != 0) {
+            return Err(format!("CMT: a GC-dirty bit of an uncached page among lpns {}..", i * 64));
         }
         Ok(())
     }
@@ -561,8 +567,9 @@ mod tests {
     }
 
     /// Random hits, misses (inserts clean or dirty, evicting through `take_victim` and
-    /// `put`, or `insert` while there is room), `set_dirty` and batch cleans: the same
-    /// victims, dirtiness and order as the plain segmented LRU, and `check` holds.
+    /// `put`, or `insert` while there is room), `set_dirty`, data GC's marks
+    /// (`split_moved` of a cached page) and batch cleans: the same victims, dirtiness and
+    /// order as the plain segmented LRU, and `check` holds.
     #[test]
     fn the_cmt_evicts_what_a_plain_segmented_lru_evicts() {
         for (segmented, capacity, epp) in [(true, 40, 8), (false, 40, 8), (true, 1, 4), (true, 64, 5)] {
@@ -576,6 +583,8 @@ mod tests {
                 epp: epp as u64,
             };
             let mut x = 11u64;
+            let (mut stamp, mut touched, mut moved) =
+                (vec![0u32; logical.div_ceil(epp as u64) as usize], Vec::new(), Vec::new());
             for step in 0..20_000 {
                 x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
                 let (l, op) = ((x >> 33) % (capacity as u64 * 3).min(logical), (x >> 20) % 8);
@@ -583,6 +592,9 @@ mod tests {
                 if op == 0 {
                     c.clean_page(l / epp as u64);
                     n.clean_page(l / epp as u64);
+                } else if c.contains(l) && op == 7 {
+                    assert_eq!(c.split_moved(&[l as u32], &mut stamp, step + 1, &mut touched, &mut moved), 0);
+                    n.dirty.insert(l);
                 } else if c.contains(l) {
                     let s = c.touch(l);
                     n.touch(l);

@@ -60,10 +60,8 @@ pub struct DftlFtl {
     /// scratch buffer: [`Cmt::split_moved`] says how many), and per translation page the
     /// batch that last touched it.
     touched: Vec<u32>,
-    /// Moved pages whose entry is cached (a scratch buffer like `touched`), and their CMT
-    /// slots (reused buffers).
+    /// Moved pages whose entry is cached (a scratch buffer like `touched`).
     cached: Vec<u32>,
-    cached_slots: Vec<u32>,
     stamp: Vec<u32>,
     epoch: u32,
     strict_ops: u64,
@@ -123,7 +121,6 @@ impl DftlFtl {
             moved: Vec::new(),
             touched: Vec::new(),
             cached: Vec::new(),
-            cached_slots: Vec::new(),
             stamp: vec![0; tpages as usize],
             epoch: 0,
             strict_ops: 0,
@@ -355,8 +352,10 @@ impl DftlFtl {
             std::mem::swap(m, &mut self.moved);
             self.next_epoch();
             let mut touched = std::mem::take(&mut self.touched);
-            let mut cached = std::mem::take(&mut self.cached);
-            let (n, m) = self.cmt.split_moved(&self.moved, &mut self.stamp, self.epoch, &mut touched, &mut cached);
+            // Marks the cached pages' entries dirty (the rewrites below touch no CMT state
+            // — translation GC and data GC for a translation block move pages, which come
+            // back to this loop —, so marking them first leaves the same state).
+            let n = self.cmt.split_moved(&self.moved, &mut self.stamp, self.epoch, &mut touched, &mut self.cached);
             if !self.flash_map.is_empty() {
                 for i in 0..self.moved.len() {
                     let lpn = self.moved[i] as u64;
@@ -366,20 +365,10 @@ impl DftlFtl {
                 }
             }
             self.moved.clear();
-            // The cached pages' slots are random (`slot_of`, prefetched by `split_moved`,
-            // then the slot): bring them in together, and give them the rewrites' time
-            // to arrive (the rewrites touch no CMT state — translation GC and data GC
-            // for a translation block move pages, which come back to this loop — so
-            // the slots stay valid, and marking the entries dirty after them leaves the
-            // same state). The rewrites' own tables need no prefetch: the GTD (4 bytes
-            // per translation page) and the old copies' reverse-map entries and valid
-            // bits (in at most `t_limit` translation blocks) stay cached.
-            let mut slots = std::mem::take(&mut self.cached_slots);
-            self.cmt.prefetch_slots(&cached[..m], &mut slots);
+            // The rewrites' tables need no prefetch: the GTD (4 bytes per translation
+            // page) and the old copies' reverse-map entries and valid bits (in at most
+            // `t_limit` translation blocks) stay cached.
             let r = self.rewrite_all(&touched[..n]);
-            cached[..m].iter().zip(&slots).for_each(|(&l, &s)| self.cmt.set_dirty_at(s, l as u64));
-            self.cached_slots = slots;
-            self.cached = cached;
             self.touched = touched;
             r?;
         }

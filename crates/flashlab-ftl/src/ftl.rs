@@ -141,13 +141,13 @@ pub struct PageFtl {
     /// When Some (DFTL), every logical page GC or wear levelling moved, in order, for the
     /// owner to drain (it keeps its own map of where pages are).
     pub(crate) moved: Option<Vec<u32>>,
-    /// With the moved-page list (DFTL): its owner's per-logical-page bitmap (the CMT's
-    /// membership bits), lent to this FTL only for the calls that may run data GC
-    /// (`DftlFtl::with_bits_lent`) and empty otherwise. GC prefetches each moved page's word
-    /// of it with its mapping entry ([`Self::prefetch_moved_entries`]), so the owner's
-    /// test of the moved pages after the run finds the words cached. Read for hints
-    /// only; never changed here.
-    pub(crate) moved_bits: Vec<u64>,
+    /// With the moved-page list (DFTL): its owner's bits per 64 logical pages (the CMT's
+    /// membership and GC-dirty words, `cmt::Bits`), lent to this FTL only for the calls
+    /// that may run data GC (`DftlFtl::with_bits_lent`) and empty otherwise. GC
+    /// prefetches each moved page's pair with its mapping entry
+    /// ([`Self::prefetch_moved_entries`]), so the owner's test of the moved pages after
+    /// the run finds them cached. Read for hints only; never changed here.
+    pub(crate) moved_bits: Vec<crate::cmt::Bits>,
     /// The old block the previous [`Self::prefetch_page`] call prefetched for (a hint
     /// only: the next call prefetches that block's greedy bucket neighbours). Atomic
     /// only so that the FTL stays `Sync` (Python's `Ssd` class needs it); a relaxed

@@ -291,7 +291,7 @@ impl PageFtl {
     /// Bring in the mapping entries of the pages of `victim` from offset `from` that GC
     /// is about to move: each is a random access to `l2p` that the migration loop would
     /// otherwise wait for one at a time (a hint only: no state changes). With a lent
-    /// [`Self::moved_bits`] (DFTL) also each page's word of it, in a loop of its own
+    /// [`Self::moved_bits`] (DFTL) also each page's pair of words of it, in a loop of its own
     /// (page mapping's loop is unchanged).
     #[inline]
     fn prefetch_moved_entries(&self, victim: u32, from: u32) {
