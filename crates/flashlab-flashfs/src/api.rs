@@ -94,12 +94,25 @@ impl Fs {
     }
 
     /// Looks a name up in a directory: (inum, is_dir).
+    /// A cached entry costs no read (`names.rs`); one read from flash is
+    /// cached. As `ubifs_lookup` → `ubifs_iget`, the inode a name leads to is
+    /// read too unless cached (a dentry holds its inode).
     pub(crate) fn lookup(&mut self, dir: u32, name: &[u8]) -> FsResult<Option<(u32, bool)>> {
-        let Some(loc) = self.idx_lookup(&Key::dent(dir, name)) else { return Ok(None) };
-        match self.read_node(loc)? {
-            Node::Dent(d) if d.name == name => Ok(Some((d.target, d.is_dir))),
-            _ => Err(FsError::Corrupt("directory entry".into())),
-        }
+        let key = Key::dent(dir, name);
+        let named = match self.cached_name(&key) {
+            Some(named) => named,
+            None => {
+                let Some(loc) = self.idx_lookup(&key) else { return Ok(None) };
+                let named = match self.read_node(loc)? {
+                    Node::Dent(d) if d.name == name => (d.target, d.is_dir),
+                    _ => return Err(FsError::Corrupt("directory entry".into())),
+                };
+                self.cache_name(&key, named);
+                named
+            }
+        };
+        self.inode(named.0)?;
+        Ok(Some(named))
     }
 
     fn resolve(&mut self, path: &str) -> FsResult<(u32, bool)> {
@@ -163,6 +176,8 @@ impl Fs {
         self.idx_set(h, &keys[0], locs[0]);
         self.idx_set(h, &keys[1], locs[1]);
         self.idx_set(h, &keys[2], locs[2]);
+        // `d_instantiate`: the new name is in the dentry cache.
+        self.cache_name(&keys[1], (inum, is_dir));
         self.inodes.insert(inum, ino);
         self.counters.ops += 1;
         Ok(inum)
@@ -632,6 +647,8 @@ impl Fs {
         let locs = self.journal_write(h, &nodes)?;
         self.idx_del(h, &Key::dent(fp, &fname));
         self.idx_set(h, &keys[0], locs[0]);
+        // `d_move`: the dentry now carries the new name.
+        self.cache_name(&keys[0], (inum, is_dir));
         self.obsolete(locs[1]);
         let first_parent = nodes.len() - parents.len();
         for (i, p) in parents.iter().enumerate() {
@@ -663,10 +680,19 @@ impl Fs {
             return Err(Errno::ENOTDIR.into());
         }
         let mut out = Vec::new();
+        // `ubifs_readdir` → `ubifs_tnc_next_ent` → `tnc_read_node_nm`: an
+        // entry in the LNC is not read again; one read is added to it.
         for (k, loc) in self.idx_range(&Key::first(inum, KIND_DENT), &Key::first(inum, KIND_DENT + 1)) {
-            let Node::Dent(d) = self.read_node(loc)? else { return Err(FsError::Corrupt("dent".into())) };
+            let (target, is_dir) = match self.cached_name(&k) {
+                Some(named) => named,
+                None => {
+                    let Node::Dent(d) = self.read_node(loc)? else { return Err(FsError::Corrupt("dent".into())) };
+                    self.cache_name(&k, (d.target, d.is_dir));
+                    (d.target, d.is_dir)
+                }
+            };
             let name = String::from_utf8_lossy(&k.name).into_owned();
-            out.push(DirEntry { name, inum: d.target, is_dir: d.is_dir });
+            out.push(DirEntry { name, inum: target, is_dir });
         }
         Ok(out)
     }

@@ -101,6 +101,8 @@ pub struct Fs {
     pub(crate) next_fd: u64,
     /// Cached inodes (looked up on every write; nothing iterates them).
     pub(crate) inodes: HashMap<u32, InoNode, std::hash::BuildHasherDefault<crate::key::KeyHasher>>,
+    /// Directory entries known without a read (the dcache and UBIFS's LNC: `names.rs`).
+    pub(crate) names: crate::names::NameCache,
     pub(crate) in_commit: bool,
     pub(crate) broken: bool,
     /// `Fs::mount` is running (UBIFS's `c->mounting`): data nodes read then
@@ -159,6 +161,7 @@ impl Fs {
             fds: BTreeMap::new(),
             next_fd: 3,
             inodes: HashMap::default(),
+            names: Default::default(),
             in_commit: false,
             broken: false,
             mounting: false,
@@ -244,6 +247,7 @@ impl Fs {
         self.tnc.memory_bytes()
             + self.lp.len() * std::mem::size_of::<Lprops>()
             + self.inodes.len() * 48
+            + self.names_memory_bytes()
             + self.vmap.memory_bytes()
             + self.ubi.memory_bytes()
     }

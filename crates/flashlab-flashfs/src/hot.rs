@@ -201,6 +201,7 @@ impl Fs {
 
     /// Points `key` at `loc` (written to head `h`), marking the replaced node obsolete.
     pub(crate) fn idx_set(&mut self, h: usize, key: &Key, loc: Loc) {
+        self.forget_name(key);
         if self.hot.overlay.is_empty() && !self.delayed(h) {
             // `idx_lookup` is the TNC's entry here, which the insert replaces
             // and returns: one walk instead of a lookup and then an insert.
@@ -226,6 +227,7 @@ impl Fs {
 
     /// Removes `key` (by an operation written to head `h`).
     pub(crate) fn idx_del(&mut self, h: usize, key: &Key) {
+        self.forget_name(key);
         let Some(old) = self.idx_lookup(key) else { return };
         self.obsolete(old);
         if self.delayed(h) {

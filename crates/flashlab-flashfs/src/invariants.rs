@@ -139,11 +139,20 @@ impl Fs {
                 return Err(bad(format!("{k:?} points at a node of another key")));
             }
             if let Node::Ino(i) = &node {
+                if self.inodes.get(&i.inum).is_some_and(|c| c != i) {
+                    return Err(bad(format!("cached inode {} differs from its node", i.inum)));
+                }
                 if i.nlink == 0 && !(self.orphans.contains(&i.inum) && self.fds.values().any(|x| *x == i.inum)) {
                     return Err(bad(format!("inode {} has no links and is not an open orphan", i.inum)));
                 }
                 sizes.insert(i.inum, (i.size, i.is_dir));
             }
+        }
+        if let Some(k) = self.names.keys().find(|k| all.binary_search_by(|(x, _)| x.cmp(k)).is_err()) {
+            return Err(bad(format!("cached entry {k:?} is not in the index")));
+        }
+        if let Some(i) = self.inodes.keys().find(|i| !sizes.contains_key(*i)) {
+            return Err(bad(format!("cached inode {i} is not in the index")));
         }
         for (k, loc) in all {
             match k.kind {
@@ -169,6 +178,9 @@ impl Fs {
             return Err(bad(format!("entry in non-directory {}", k.inum)));
         }
         let Node::Dent(d) = self.read_node(loc)? else { return Err(bad("dent".into())) };
+        if self.cached_name(k).is_some_and(|named| named != (d.target, d.is_dir)) {
+            return Err(bad(format!("cached entry {k:?} differs from its node")));
+        }
         match sizes.get(&d.target) {
             Some((_, dir)) if *dir == d.is_dir && d.target != 0 => Ok(()),
             _ => Err(bad(format!("entry {:?} points at missing inode {}", String::from_utf8_lossy(&d.name), d.target))),

@@ -45,6 +45,7 @@ mod measured;
 
 pub mod model;
 mod mount;
+mod names;
 mod node;
 mod orphan;
 pub mod powercut;

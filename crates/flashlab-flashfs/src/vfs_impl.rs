@@ -152,6 +152,13 @@ impl FileSystem for Fs {
         Fs::statfs(self)
     }
 
+    /// Unused dentries, LNC entries and inodes leave (`names.rs`); the page
+    /// cache above drops its clean pages itself.
+    fn drop_caches(&mut self) -> FsResult<()> {
+        self.drop_unused_caches();
+        Ok(())
+    }
+
     fn commit(&mut self) -> FsResult<()> {
         self.commit_now()
     }

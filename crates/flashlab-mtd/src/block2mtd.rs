@@ -2,14 +2,22 @@
 //! `flashlab_sim::Ssd` — as Linux's drivers/mtd/devices/block2mtd.c does.
 //!
 //! What the kernel driver does and what this model does:
-//! - `block2mtd_read` copies from the block device's page cache: here every
-//!   MTD read of programmed bytes is an SSD read of those bytes; bytes known
-//!   to be erased (the MTD's erased state is remembered in memory) read as
-//!   0xFF without reaching the SSD.
+//! - `block2mtd_read` copies from the block device's page cache, one page
+//!   (`PAGE_SIZE`, 4 KiB) at a time through `read_mapping_page`, which reads
+//!   a page that is not up to date from the device (one 4 KiB request, no
+//!   read-ahead): here likewise — each 4 KiB page of the MTD's span an MTD
+//!   read of programmed bytes touches is one SSD read of that page unless
+//!   the page is cached ([`Block2Mtd::drop_caches`] empties the cache, as
+//!   `echo 3 > /proc/sys/vm/drop_caches` does; there is no eviction under
+//!   memory pressure: the host is assumed to hold the device's pages it
+//!   touched). Bytes known to be erased (the MTD's erased state is
+//!   remembered in memory) read as 0xFF without reaching the SSD.
 //! - `_block2mtd_write` copies into the page cache and dirties the pages:
 //!   here each MTD program is one SSD write of exactly its bytes, issued at
-//!   once (write-through; no page cache, so repeated writes of one 4 KiB page
-//!   are not merged before writeback as the kernel's may be).
+//!   once (write-through: repeated writes of one 4 KiB page are not merged
+//!   before writeback as the kernel's may be, and the kernel's read of a page
+//!   not yet cached before it copies into it is not made); the pages written
+//!   are cached afterwards.
 //! - `_block2mtd_erase` reads every page of the erase block and overwrites
 //!   with 0xFF those that are not already all 0xFF: here the pages (MTD write
 //!   units) holding programmed bytes are overwritten — one SSD write per
@@ -148,9 +156,12 @@ impl Block2MtdSettings {
 /// Requests block2mtd sent to the SSD, and reads it answered from memory.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Block2MtdStats {
-    /// SSD reads (MTD reads of programmed bytes) and their bytes.
+    /// SSD reads (4 KiB pages of the block device that MTD reads of
+    /// programmed bytes found not cached) and their bytes.
     pub read_requests: u64,
     pub read_bytes: u64,
+    /// Bytes of MTD reads answered from the block device's page cache.
+    pub cached_read_bytes: u64,
     /// MTD reads (or parts) of erased bytes answered with 0xFF from memory.
     pub erased_read_bytes: u64,
     /// SSD writes of MTD programs and their bytes.
@@ -173,11 +184,40 @@ pub struct Block2Mtd {
     block_bytes: u64,
     clock_ns: u64,
     stats: Block2MtdStats,
+    /// The block device's page cache: one bit per `PAGE_BYTES` page of the
+    /// MTD's span, set while the page is up to date in memory.
+    cached: Vec<u64>,
 }
 
+/// The kernel's `PAGE_SIZE`: the block device's page cache holds pages of it.
+pub const PAGE_BYTES: u64 = 4096;
+
 impl Block2Mtd {
-    pub(crate) fn new(ssd: Ssd, mode: EraseMode, block_bytes: u64) -> Self {
-        Block2Mtd { ssd: Arc::new(Mutex::new(ssd)), mode, block_bytes, clock_ns: 0, stats: Block2MtdStats::default() }
+    /// block2mtd over the SSD's first `size_bytes`, in erase blocks of `block_bytes`.
+    pub(crate) fn new(ssd: Ssd, mode: EraseMode, block_bytes: u64, size_bytes: u64) -> Self {
+        let words = size_bytes.div_ceil(PAGE_BYTES).div_ceil(64) as usize;
+        Block2Mtd {
+            ssd: Arc::new(Mutex::new(ssd)),
+            mode,
+            block_bytes,
+            clock_ns: 0,
+            stats: Block2MtdStats::default(),
+            cached: vec![0; words],
+        }
+    }
+
+    /// Empties the block device's page cache (`drop_caches`; block2mtd
+    /// writes through, so no page is dirty).
+    pub fn drop_caches(&mut self) {
+        self.cached.fill(0);
+    }
+
+    fn is_cached(&self, page: u64) -> bool {
+        self.cached[(page / 64) as usize] & (1 << (page % 64)) != 0
+    }
+
+    fn set_cached(&mut self, page: u64) {
+        self.cached[(page / 64) as usize] |= 1 << (page % 64);
     }
 
     /// The SSD (locked for the caller).
@@ -206,8 +246,12 @@ impl Block2Mtd {
     }
 
     fn submit(&mut self, op: Op, block: u32, offs: u64, len: u64) -> Result<(), SimError> {
+        self.submit_at(op, block as u64 * self.block_bytes + offs, len)
+    }
+
+    fn submit_at(&mut self, op: Op, at_byte: u64, len: u64) -> Result<(), SimError> {
         let at = self.clock_ns;
-        let c = self.ssd().submit(op, block as u64 * self.block_bytes + offs, len, at)?;
+        let c = self.ssd().submit(op, at_byte, len, at)?;
         if let Some(done) = c.done_ns {
             self.stats.busy_ns += done - at.min(done);
             self.clock_ns = self.clock_ns.max(done);
@@ -215,18 +259,39 @@ impl Block2Mtd {
         Ok(())
     }
 
-    /// An MTD read of `len` programmed bytes at `offs` of `block`.
+    /// An MTD read of `len` programmed bytes at `offs` of `block`
+    /// (`block2mtd_read`): each page not cached is read whole, one request.
     pub(crate) fn read(&mut self, block: u32, offs: u64, len: u64) -> Result<(), SimError> {
-        self.stats.read_requests += 1;
-        self.stats.read_bytes += len;
-        self.submit(Op::Read, block, offs, len)
+        let start = block as u64 * self.block_bytes + offs;
+        let end = start + len;
+        let mut at = start;
+        while at < end {
+            let page = at / PAGE_BYTES;
+            let next = ((page + 1) * PAGE_BYTES).min(end);
+            if self.is_cached(page) {
+                self.stats.cached_read_bytes += next - at;
+            } else {
+                self.stats.read_requests += 1;
+                self.stats.read_bytes += PAGE_BYTES;
+                self.submit_at(Op::Read, page * PAGE_BYTES, PAGE_BYTES)?;
+                self.set_cached(page);
+            }
+            at = next;
+        }
+        Ok(())
     }
 
-    /// An MTD program of `len` bytes at `offs` of `block`.
+    /// An MTD program of `len` bytes at `offs` of `block`; the pages it
+    /// wrote are cached.
     pub(crate) fn program(&mut self, block: u32, offs: u64, len: u64) -> Result<(), SimError> {
         self.stats.program_requests += 1;
         self.stats.program_bytes += len;
-        self.submit(Op::Write, block, offs, len)
+        self.submit(Op::Write, block, offs, len)?;
+        let start = block as u64 * self.block_bytes + offs;
+        for page in start / PAGE_BYTES..(start + len).div_ceil(PAGE_BYTES) {
+            self.set_cached(page);
+        }
+        Ok(())
     }
 
     /// One run of programmed pages of an erased block: 0xFF written or trimmed.

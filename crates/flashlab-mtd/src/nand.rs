@@ -106,9 +106,18 @@ impl Nand {
         let s = ssd.settings();
         let ns = cfg.nand_settings(s.ftl.logical_pages * s.page_bytes(), s.page_bytes())?;
         let block_bytes = ns.block_bytes() as u64;
+        let size_bytes = ns.blocks as u64 * block_bytes;
         let mut nand = Nand::new(ns);
-        nand.backend = Backend::Block2Mtd(Box::new(Block2Mtd::new(ssd, cfg.erase_mode()?, block_bytes)));
+        nand.backend = Backend::Block2Mtd(Box::new(Block2Mtd::new(ssd, cfg.erase_mode()?, block_bytes, size_bytes)));
         Ok(nand)
+    }
+
+    /// `drop_caches`: empties the block device's page cache under a
+    /// block2mtd device (raw NAND caches nothing).
+    pub fn drop_caches(&mut self) {
+        if let Backend::Block2Mtd(b) = &mut self.backend {
+            b.drop_caches();
+        }
     }
 
     /// The SSD under a block2mtd device; `None` on raw NAND.

@@ -72,7 +72,10 @@ fn flashfs_on_block2mtd_keeps_files_across_a_scanning_remount() {
         }
         let last = data(40_000, 39);
         let ubi = fs.unmount().unwrap();
-        let nand = ubi.into_nand();
+        let mut nand = ubi.into_nand();
+        // A cold start: block2mtd's block device closed and opened again
+        // (its last close drops the page cache: `kill_bdev`).
+        nand.drop_caches();
         let b = nand.block2mtd().unwrap();
         assert!(b.stats().erase_requests > 0, "{erase}: {:?}", b.stats());
         let writes_before = b.ssd_result().host_write_pages;
@@ -143,7 +146,8 @@ fn jffs2_on_block2mtd_keeps_files_across_a_remount() {
     for round in 0..30 {
         fs.write_file("b", &data(9_000, 100 + round)).unwrap();
     }
-    let nand = fs.unmount().unwrap();
+    let mut nand = fs.unmount().unwrap();
+    nand.drop_caches(); // a cold start (`kill_bdev` at the block device's last close)
     let st = nand.block2mtd().unwrap().stats().clone();
     assert!(st.program_requests > 0, "{st:?}");
     let mut fs = Jffs2::mount(nand, 3, Compression::None).unwrap();

@@ -544,3 +544,99 @@ fn files_grow_past_4_gib_up_to_ubifs_key_limit() {
     fs.write(fd, MAX_FILE_BYTES - 4096, &data(4096, 5)).unwrap();
     assert_eq!(fs.fstat(fd).unwrap().size, MAX_FILE_BYTES);
 }
+
+/// The dentry cache and UBIFS's leaf node cache (`tnc_read_node_nm`,
+/// `lnc_add`, `lnc_free`; src/names.rs): an entry is read from flash once,
+/// the names an operation makes are cached, and `drop_caches` frees all but
+/// what open files pin.
+#[test]
+fn names_are_read_once_until_drop_caches() {
+    use flashlab_vfs::FileSystem;
+    for strict in [false, true] {
+        let mut fs = fs_on(128, 64, 2048, FsSettings { strict, ..FsSettings::default() });
+        fs.mkdir("/a").unwrap();
+        fs.mkdir("/a/b").unwrap();
+        for n in ["x", "y", "z"] {
+            let fd = fs.create(&format!("/a/b/{n}")).unwrap();
+            fs.close(fd).unwrap();
+        }
+        fs.sync().unwrap();
+        let reads = |fs: &Fs| fs.ubi().nand().stats().pages_read.total();
+        let check = |fs: &mut Fs, what: &str, op: &dyn Fn(&mut Fs), more: bool| {
+            let r = reads(fs);
+            op(fs);
+            // strict mode reads every node after each call: only the
+            // non-strict run counts.
+            if !strict {
+                assert_eq!(reads(fs) > r, more, "{what}");
+            }
+        };
+        check(
+            &mut fs,
+            "names made here are cached",
+            &|fs| {
+                fs.stat("/a/b/x").unwrap();
+            },
+            false,
+        );
+        FileSystem::drop_caches(&mut fs).unwrap();
+        check(
+            &mut fs,
+            "after a drop the entries and the inode are read",
+            &|fs| {
+                fs.stat("/a/b/x").unwrap();
+            },
+            true,
+        );
+        check(
+            &mut fs,
+            "then they are cached",
+            &|fs| {
+                fs.stat("/a/b/x").unwrap();
+            },
+            false,
+        );
+        check(
+            &mut fs,
+            "readdir reads the entries not cached",
+            &|fs| {
+                fs.readdir("/a/b").unwrap();
+            },
+            true,
+        );
+        check(
+            &mut fs,
+            "and then none",
+            &|fs| {
+                fs.readdir("/a/b").unwrap();
+            },
+            false,
+        );
+        let (y, z) = (fs.stat("/a/b/y").unwrap(), fs.stat("/a/b/z").unwrap());
+        check(&mut fs, "unlinking a cached name reads nothing", &|fs| fs.unlink("/a/b/y").unwrap(), false);
+        assert_eq!(fs.stat("/a/b/y").unwrap_err().errno(), flashlab_vfs::Errno::ENOENT);
+        check(&mut fs, "a rename caches the new name", &|fs| fs.rename("/a/b/z", "/a/w").unwrap(), false);
+        check(&mut fs, "the new name is known", &|fs| assert_eq!(fs.stat("/a/w").unwrap().inum, z.inum), false);
+        assert!(fs.stat("/a/b/z").is_err() && y.inum != z.inum);
+        let fd = fs.open("/a/w").unwrap();
+        FileSystem::drop_caches(&mut fs).unwrap();
+        check(
+            &mut fs,
+            "an open file pins its entry and directories",
+            &|fs| {
+                fs.stat("/a/w").unwrap();
+            },
+            false,
+        );
+        check(
+            &mut fs,
+            "other names were dropped",
+            &|fs| {
+                fs.stat("/a/b/x").unwrap();
+            },
+            true,
+        );
+        fs.close(fd).unwrap();
+        fs.sync().unwrap();
+    }
+}

@@ -92,21 +92,32 @@ fn erased_reads_are_ff_and_never_reach_the_ssd() {
 }
 
 #[test]
-fn program_and_read_are_ssd_requests_of_their_bytes() {
+fn a_program_is_one_ssd_write_and_reads_go_through_the_page_cache() {
     let mut n = on_ssd("write");
     let data: Vec<u8> = (0..8192u32).map(|i| (i * 7) as u8).collect();
     n.program(3, 4096, &data, Cause::Data).unwrap();
     let mut buf = vec![0u8; 3 * 4096];
+    // The written pages are in the block device's page cache: no request.
     n.read(3, 0, &mut buf, Cause::Data).unwrap();
     assert!(buf[..4096].iter().all(|b| *b == 0xFF));
     assert_eq!(&buf[4096..], &data[..]);
+    let s = n.block2mtd().unwrap().stats().clone();
+    assert_eq!((s.program_requests, s.program_bytes), (1, 8192));
+    assert_eq!((s.read_requests, s.cached_read_bytes, s.erased_read_bytes), (0, 8192, 4096));
+    // After drop_caches each page is read once, whole (`read_mapping_page`).
+    n.drop_caches();
+    let mut small = [0u8; 100];
+    n.read(3, 4096 + 5000, &mut small, Cause::Data).unwrap();
+    assert_eq!(&small[..], &data[5000..5100]);
+    n.read(3, 0, &mut buf, Cause::Data).unwrap();
+    assert_eq!(&buf[4096..], &data[..]);
     let b = n.block2mtd().unwrap();
     let s = b.stats();
-    assert_eq!((s.program_requests, s.program_bytes), (1, 8192));
-    assert_eq!((s.read_requests, s.read_bytes, s.erased_read_bytes), (1, 8192, 4096));
+    assert_eq!((s.read_requests, s.read_bytes), (2, 8192), "page 2 for the small read, page 1 after it");
+    assert_eq!(s.cached_read_bytes, 8192 + 4096, "the second read's page 2 was cached");
     assert_eq!(written_lpns(&n), vec![3 * 32 + 1, 3 * 32 + 2]);
     let r = n.block2mtd().unwrap().ssd_result();
-    assert_eq!((r.write_requests, r.host_write_pages, r.read_requests, r.host_read_pages), (1, 2, 1, 2));
+    assert_eq!((r.write_requests, r.host_write_pages, r.read_requests, r.host_read_pages), (1, 2, 2, 2));
     assert!(s.busy_ns > 0 && s.busy_ns == b.clock_ns(), "timed: the requests took device time");
 }
 
