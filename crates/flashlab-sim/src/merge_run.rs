@@ -114,6 +114,8 @@ impl Timeline {
                             let end = ops.len().min(run.n + 2 * slots as usize);
                             let m = pairs_on(self, die, &ops[run.n..end]);
                             if m >= 2 {
+                                #[cfg(test)]
+                                tests::FILL_PAIRS.with(|f| f.set(f.get() + m));
                                 self.cal[ch].fill_run(who, first, m, period);
                                 let x = first + (m - 1) * period;
                                 self.cal[ch].prune_in::<true>(self.floor.max(others.min(x - read_ns)));
@@ -301,6 +303,41 @@ mod tests {
         ready
     }
 
+    std::thread_local! {
+        /// Merge pairs booked by [`crate::calendar::Calendar::fill_run`] on this thread
+        /// (tests only: whether a test reaches the fill path).
+        pub(super) static FILL_PAIRS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Book `requests` on two timelines, op by op and in runs, and compare every die,
+    /// channel and counter after each request.
+    fn books_alike(requests: Vec<Request>, t: crate::settings::TimingSettings) -> Result<(), TestCaseError> {
+        let geo = geometry();
+        let (mut each, mut runs) = (Timeline::new(&geo, t), Timeline::new(&geo, t));
+        let mut issue = 0;
+        for (gap, plane, after, kinds) in requests {
+            issue += gap;
+            let ops = merge_ops(plane, &kinds);
+            let host = op(OpKind::Program, Cause::Host, plane, 0);
+            if after {
+                let (a, b) = (each.host(&host, issue), runs.host(&host, issue));
+                prop_assert_eq!(a, b);
+                book_each(&mut each, &ops, None, a);
+                book_runs(&mut runs, &ops, None, b);
+            } else {
+                let a = book_each(&mut each, &ops, Some(issue), issue);
+                let b = book_runs(&mut runs, &ops, Some(issue), issue);
+                prop_assert_eq!(a, b);
+                let (a, b) = (each.host_at(&host, None, issue, a), runs.host_at(&host, None, issue, b));
+                prop_assert_eq!(a, b);
+            }
+            prop_assert_eq!(each.floor, runs.floor);
+            prop_assert_eq!(each.booked_state(), runs.booked_state());
+            prop_assert_eq!(each.last_gc_wait_ns, runs.last_gc_wait_ns);
+        }
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
         /// A merge booked in runs leaves every die, channel and counter exactly as
@@ -308,29 +345,26 @@ mod tests {
         /// operations in between.
         #[test]
         fn a_merge_run_books_like_its_operations(requests in requests()) {
-            let (geo, t) = (geometry(), timing());
-            let (mut each, mut runs) = (Timeline::new(&geo, t), Timeline::new(&geo, t));
-            let mut issue = 0;
-            for (gap, plane, after, kinds) in requests {
-                issue += gap;
-                let ops = merge_ops(plane, &kinds);
-                let host = op(OpKind::Program, Cause::Host, plane, 0);
-                if after {
-                    let (a, b) = (each.host(&host, issue), runs.host(&host, issue));
-                    prop_assert_eq!(a, b);
-                    book_each(&mut each, &ops, None, a);
-                    book_runs(&mut runs, &ops, None, b);
-                } else {
-                    let a = book_each(&mut each, &ops, Some(issue), issue);
-                    let b = book_runs(&mut runs, &ops, Some(issue), issue);
-                    prop_assert_eq!(a, b);
-                    let (a, b) = (each.host_at(&host, None, issue, a), runs.host_at(&host, None, issue, b));
-                    prop_assert_eq!(a, b);
-                }
-                prop_assert_eq!(each.floor, runs.floor);
-                prop_assert_eq!(each.booked_state(), runs.booked_state());
-                prop_assert_eq!(each.last_gc_wait_ns, runs.last_gc_wait_ns);
-            }
+            books_alike(requests, timing())?;
         }
+    }
+
+    /// The same at the default timing (read 20 µs, transfer 102.4 µs, program 200 µs),
+    /// with long merges of mostly same-die pairs on the dies of one channel, a few
+    /// requests apart: there a second die's pairs fill the gaps of the first die's run
+    /// at one phase, merging with both neighbours, and are booked in closed form
+    /// ([`crate::calendar::Calendar::fill_run`]; "s14-timed"), which the test asserts
+    /// happens.
+    #[test]
+    fn merge_runs_that_fill_book_like_their_operations() {
+        use proptest::test_runner::{Config, TestRunner};
+        let t = crate::settings::TimingSettings { read_ns: 20_000, byte_ps: 25_000, ..timing() };
+        let kind = prop_oneof![12 => 0u8..4, 1 => 4u8..9];
+        let one = (0u64..150_000, 0u32..8, any::<bool>(), prop::collection::vec((kind, 0u32..8), 0..80));
+        let mut runner = TestRunner::new(Config { cases: 150, ..Config::default() });
+        FILL_PAIRS.with(|f| f.set(0));
+        runner.run(&prop::collection::vec(one, 1..40), |r| books_alike(r, t)).unwrap();
+        let fills = FILL_PAIRS.with(|f| f.get());
+        assert!(fills > 100, "only {fills} merge pairs were booked as fills");
     }
 }

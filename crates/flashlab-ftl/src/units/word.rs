@@ -10,7 +10,7 @@
 //! (`tests/ftl/mapping.rs`, `bulk_copies_equal_per_page_copies`, covers both paths).
 
 use super::{Stored, Units, HOME, NONE};
-use crate::ftl::NO_PAGE;
+use crate::ftl::{FlashOp, NO_PAGE};
 use flashlab_nand::{Cause, OpKind};
 
 /// Bits `from..to` of a word.
@@ -115,23 +115,28 @@ impl Units {
     }
 
     /// The op log of [`Self::copy_range_word`]: per position in order, the read of the
-    /// old copy (a logged log page, else the data unit's page) and the program.
+    /// old copy (a logged log page, else the data unit's page) and the program. The
+    /// same ops [`Units::log`] would push one by one, with the planes of the data unit's
+    /// and the destination's block found once, not per op (a merge logs up to a whole
+    /// unit: issue 22 target 5, "s15-bast").
     fn log_word_moves(&mut self, bits: u64, (first, src_first): (u32, u32), logged: &mut [(u32, u32)], cause: Cause) {
         logged.sort_unstable_by_key(|&(k, _)| k);
+        let (dst_plane, src_plane) = (self.plane_of(first), self.plane_of(src_first));
         let mut l = logged.iter().peekable();
+        self.ops.reserve(2 * bits.count_ones() as usize);
         let mut v = bits;
         while v != 0 {
             let k = v.trailing_zeros();
             v &= v - 1;
-            let old = match l.peek() {
+            let (old, plane) = match l.peek() {
                 Some(&&(lk, old)) if lk == k => {
                     l.next();
-                    old
+                    (old, self.plane_of(old))
                 }
-                _ => src_first + k,
+                _ => (src_first + k, src_plane),
             };
-            self.log(OpKind::Read, cause, old);
-            self.log(OpKind::Program, cause, first + k);
+            self.ops.push(FlashOp { kind: OpKind::Read, cause, plane, page: old });
+            self.ops.push(FlashOp { kind: OpKind::Program, cause, plane: dst_plane, page: first + k });
         }
     }
 }
