@@ -38,7 +38,7 @@ impl Timeline {
         debug_assert!(self.books_migration_runs() && self.pending_dies.is_empty());
         let Some(first) = ops.first() else { return (0, 0) };
         let die = self.die_of(first.plane);
-        if unit_on(self, die, ops) == 0 {
+        if unit_on(self, (die, first.plane), ops) == 0 {
             return (0, 0);
         }
         if let Some(issue) = issue {
@@ -51,6 +51,7 @@ impl Timeline {
         let mut run = Run {
             ch,
             who,
+            plane: first.plane,
             others: self.other_dies_free(ch, die),
             ready: not_before.max(self.floor),
             free: self.die_free[die],
@@ -91,8 +92,9 @@ impl Timeline {
         let mut run = *state;
         let (xfer, read_ns, program_ns, erase_ns) = (self.xfer_ns, self.t.read_ns, self.t.program_ns, self.t.erase_ns);
         let (ch, who, others, ready) = (run.ch, run.who, run.others, run.ready);
+        let on = (die, run.plane);
         loop {
-            match unit_on(self, die, &ops[run.n..]) {
+            match unit_on(self, on, &ops[run.n..]) {
                 2 => {
                     // What `exec_read_program` does for one pair (see `crate::migrate_run`).
                     let xr1 = ready.max(run.free) + read_ns;
@@ -112,7 +114,7 @@ impl Timeline {
                         let slots = self.cal[ch].fill_slots(who, first, period, xfer, bound, read_ns);
                         if slots >= 2 {
                             let end = ops.len().min(run.n + 2 * slots as usize);
-                            let m = pairs_on(self, die, &ops[run.n..end]);
+                            let m = pairs_on(self, on, &ops[run.n..end]);
                             if m >= 2 {
                                 #[cfg(test)]
                                 tests::FILL_PAIRS.with(|f| f.set(f.get() + m));
@@ -132,7 +134,7 @@ impl Timeline {
                         // Behind everything: the following pairs in closed form, as in
                         // `crate::migrate_run`.
                         let period = read_ns + 2 * xfer + program_ns;
-                        let more = pairs_on(self, die, &ops[run.n..]);
+                        let more = pairs_on(self, on, &ops[run.n..]);
                         let first = run.free + read_ns;
                         if more >= 2 && self.cal[ch].append_run(who, first, more, period, xfer) {
                             let x = first + (more - 1) * period;
@@ -175,6 +177,8 @@ impl Timeline {
 struct Run {
     ch: usize,
     who: usize,
+    /// A plane of the die (its first op's): ops on it need no lookup of their die.
+    plane: u32,
     /// The earliest time another die of the channel is free.
     others: u64,
     ready: u64,
@@ -189,24 +193,27 @@ struct Run {
     periodic: bool,
 }
 
-/// How many (read, program) pairs of merge work on `die` `ops` starts with.
-fn pairs_on(tl: &Timeline, die: usize, ops: &[FlashOp]) -> u64 {
-    ops.chunks_exact(2).take_while(|p| unit_on(tl, die, p) == 2).count() as u64
+/// How many (read, program) pairs of merge work on die `on.0` `ops` starts with.
+fn pairs_on(tl: &Timeline, on: (usize, u32), ops: &[FlashOp]) -> u64 {
+    ops.chunks_exact(2).take_while(|p| unit_on(tl, on, p) == 2).count() as u64
 }
 
-/// The booking unit at the start of `ops` if it is merge work on `die`: 2 for a
+/// The booking unit at the start of `ops` if it is merge work on die `die`: 2 for a
 /// (read, program) pair of one merge cause within the die, 1 for an erase; else 0.
+/// `plane` is a plane of that die: an op on it needs no lookup of its die (a hybrid
+/// merge's reads and programs mostly lie on the plane of its first op: "s15-bast").
 #[inline]
-fn unit_on(tl: &Timeline, die: usize, ops: &[FlashOp]) -> usize {
+fn unit_on(tl: &Timeline, (die, plane): (usize, u32), ops: &[FlashOp]) -> usize {
+    let on_die = |p: u32| p == plane || tl.die_of(p) == die;
     match ops {
-        [e, ..] if e.kind == OpKind::Erase && is_merge(e.cause) && tl.die_of(e.plane) == die => 1,
+        [e, ..] if e.kind == OpKind::Erase && is_merge(e.cause) && on_die(e.plane) => 1,
         [r, p, ..]
             if r.kind == OpKind::Read
                 && p.kind == OpKind::Program
                 && is_merge(r.cause)
                 && p.cause == r.cause
-                && tl.die_of(r.plane) == die
-                && tl.die_of(p.plane) == die =>
+                && on_die(r.plane)
+                && on_die(p.plane) =>
         {
             2
         }
