@@ -118,9 +118,9 @@ impl Units {
     /// old copy (for a bit of `moved`, the next page of `logged`, which lists exactly
     /// those positions; else the data unit's page) and the program. The same ops
     /// [`Units::log`] would push one by one, with the planes of the data unit's and the
-    /// destination's block found once, not per op, and the ops written through one
-    /// exact-length iterator (`Vec::extend` then checks the capacity once, not per op):
-    /// a merge logs up to a whole unit (issue 22 target 5, "s15-bast").
+    /// destination's block found once, not per op, and the log grown once for all of
+    /// them (no capacity check per op): a merge logs up to a whole unit (issue 22 target
+    /// 5, "s15-bast").
     fn log_word_moves(&mut self, (bits, moved): (u64, u64), at: (u32, u32), logged: &mut [(u32, u32)], cause: Cause) {
         logged.sort_unstable_by_key(|&(k, _)| k);
         let (first, src_first) = at;
@@ -128,13 +128,12 @@ impl Units {
         let plane_of = move |page: u32| page / ppb / bpp;
         let (dst_plane, src_plane) = (plane_of(first), plane_of(src_first));
         let mut l = logged.iter();
-        let (mut v, mut k) = (bits, 0);
-        // Op 2i is position i's read, op 2i + 1 its program.
-        self.ops.extend((0..2 * bits.count_ones()).map(|i| {
-            if i % 2 == 1 {
-                return FlashOp { kind: OpKind::Program, cause, plane: dst_plane, page: first + k };
-            }
-            k = v.trailing_zeros();
+        let start = self.ops.len();
+        let blank = FlashOp { kind: OpKind::Read, cause, plane: 0, page: 0 };
+        self.ops.resize(start + 2 * bits.count_ones() as usize, blank);
+        let mut v = bits;
+        for pair in self.ops[start..].chunks_exact_mut(2) {
+            let k = v.trailing_zeros();
             v &= v - 1;
             let (page, plane) = if moved >> k & 1 == 1 {
                 let &(lk, old) = l.next().expect("a logged page for each moved position");
@@ -143,7 +142,8 @@ impl Units {
             } else {
                 (src_first + k, src_plane)
             };
-            FlashOp { kind: OpKind::Read, cause, plane, page }
-        }));
+            pair[0] = FlashOp { kind: OpKind::Read, cause, plane, page };
+            pair[1] = FlashOp { kind: OpKind::Program, cause, plane: dst_plane, page: first + k };
+        }
     }
 }
