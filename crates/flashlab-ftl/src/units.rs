@@ -258,9 +258,15 @@ impl Units {
     #[inline]
     fn log(&mut self, kind: OpKind, cause: Cause, page: u32) {
         if self.record_ops {
-            let plane = page / self.ppb / self.geo.blocks_per_plane;
+            let plane = self.plane_of(page);
             self.ops.push(FlashOp { kind, cause, plane, page });
         }
+    }
+
+    /// The plane of `page` (of any value: a caller may ask for a block it then never names).
+    #[inline]
+    fn plane_of(&self, page: u32) -> u32 {
+        page / self.ppb / self.geo.blocks_per_plane
     }
 
     /// Program `lpn` at position `k` of `unit` (skipping unwritten positions before it).

@@ -38,7 +38,7 @@ impl Timeline {
         debug_assert!(self.books_migration_runs() && self.pending_dies.is_empty());
         let Some(first) = ops.first() else { return (0, 0) };
         let die = self.die_of(first.plane);
-        if unit_on(self, die, ops) == 0 {
+        if unit_on(self, (die, first.plane), ops) == 0 {
             return (0, 0);
         }
         if let Some(issue) = issue {
@@ -51,6 +51,7 @@ impl Timeline {
         let mut run = Run {
             ch,
             who,
+            plane: first.plane,
             others: self.other_dies_free(ch, die),
             ready: not_before.max(self.floor),
             free: self.die_free[die],
@@ -91,8 +92,9 @@ impl Timeline {
         let mut run = *state;
         let (xfer, read_ns, program_ns, erase_ns) = (self.xfer_ns, self.t.read_ns, self.t.program_ns, self.t.erase_ns);
         let (ch, who, others, ready) = (run.ch, run.who, run.others, run.ready);
+        let on = (die, run.plane);
         loop {
-            match unit_on(self, die, &ops[run.n..]) {
+            match unit_on(self, on, &ops[run.n..]) {
                 2 => {
                     // What `exec_read_program` does for one pair (see `crate::migrate_run`).
                     let xr1 = ready.max(run.free) + read_ns;
@@ -112,8 +114,10 @@ impl Timeline {
                         let slots = self.cal[ch].fill_slots(who, first, period, xfer, bound, read_ns);
                         if slots >= 2 {
                             let end = ops.len().min(run.n + 2 * slots as usize);
-                            let m = pairs_on(self, die, &ops[run.n..end]);
+                            let m = pairs_on(self, on, &ops[run.n..end]);
                             if m >= 2 {
+                                #[cfg(test)]
+                                tests::FILL_PAIRS.with(|f| f.set(f.get() + m));
                                 self.cal[ch].fill_run(who, first, m, period);
                                 let x = first + (m - 1) * period;
                                 self.cal[ch].prune_in::<true>(self.floor.max(others.min(x - read_ns)));
@@ -130,7 +134,7 @@ impl Timeline {
                         // Behind everything: the following pairs in closed form, as in
                         // `crate::migrate_run`.
                         let period = read_ns + 2 * xfer + program_ns;
-                        let more = pairs_on(self, die, &ops[run.n..]);
+                        let more = pairs_on(self, on, &ops[run.n..]);
                         let first = run.free + read_ns;
                         if more >= 2 && self.cal[ch].append_run(who, first, more, period, xfer) {
                             let x = first + (more - 1) * period;
@@ -173,6 +177,8 @@ impl Timeline {
 struct Run {
     ch: usize,
     who: usize,
+    /// A plane of the die (its first op's): ops on it need no lookup of their die.
+    plane: u32,
     /// The earliest time another die of the channel is free.
     others: u64,
     ready: u64,
@@ -187,24 +193,27 @@ struct Run {
     periodic: bool,
 }
 
-/// How many (read, program) pairs of merge work on `die` `ops` starts with.
-fn pairs_on(tl: &Timeline, die: usize, ops: &[FlashOp]) -> u64 {
-    ops.chunks_exact(2).take_while(|p| unit_on(tl, die, p) == 2).count() as u64
+/// How many (read, program) pairs of merge work on die `on.0` `ops` starts with.
+fn pairs_on(tl: &Timeline, on: (usize, u32), ops: &[FlashOp]) -> u64 {
+    ops.chunks_exact(2).take_while(|p| unit_on(tl, on, p) == 2).count() as u64
 }
 
-/// The booking unit at the start of `ops` if it is merge work on `die`: 2 for a
+/// The booking unit at the start of `ops` if it is merge work on die `die`: 2 for a
 /// (read, program) pair of one merge cause within the die, 1 for an erase; else 0.
+/// `plane` is a plane of that die: an op on it needs no lookup of its die (a hybrid
+/// merge's reads and programs mostly lie on the plane of its first op: "s15-bast").
 #[inline]
-fn unit_on(tl: &Timeline, die: usize, ops: &[FlashOp]) -> usize {
+fn unit_on(tl: &Timeline, (die, plane): (usize, u32), ops: &[FlashOp]) -> usize {
+    let on_die = |p: u32| p == plane || tl.die_of(p) == die;
     match ops {
-        [e, ..] if e.kind == OpKind::Erase && is_merge(e.cause) && tl.die_of(e.plane) == die => 1,
+        [e, ..] if e.kind == OpKind::Erase && is_merge(e.cause) && on_die(e.plane) => 1,
         [r, p, ..]
             if r.kind == OpKind::Read
                 && p.kind == OpKind::Program
                 && is_merge(r.cause)
                 && p.cause == r.cause
-                && tl.die_of(r.plane) == die
-                && tl.die_of(p.plane) == die =>
+                && on_die(r.plane)
+                && on_die(p.plane) =>
         {
             2
         }
@@ -301,6 +310,41 @@ mod tests {
         ready
     }
 
+    std::thread_local! {
+        /// Merge pairs booked by [`crate::calendar::Calendar::fill_run`] on this thread
+        /// (tests only: whether a test reaches the fill path).
+        pub(super) static FILL_PAIRS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Book `requests` on two timelines, op by op and in runs, and compare every die,
+    /// channel and counter after each request.
+    fn books_alike(requests: Vec<Request>, t: crate::settings::TimingSettings) -> Result<(), TestCaseError> {
+        let geo = geometry();
+        let (mut each, mut runs) = (Timeline::new(&geo, t), Timeline::new(&geo, t));
+        let mut issue = 0;
+        for (gap, plane, after, kinds) in requests {
+            issue += gap;
+            let ops = merge_ops(plane, &kinds);
+            let host = op(OpKind::Program, Cause::Host, plane, 0);
+            if after {
+                let (a, b) = (each.host(&host, issue), runs.host(&host, issue));
+                prop_assert_eq!(a, b);
+                book_each(&mut each, &ops, None, a);
+                book_runs(&mut runs, &ops, None, b);
+            } else {
+                let a = book_each(&mut each, &ops, Some(issue), issue);
+                let b = book_runs(&mut runs, &ops, Some(issue), issue);
+                prop_assert_eq!(a, b);
+                let (a, b) = (each.host_at(&host, None, issue, a), runs.host_at(&host, None, issue, b));
+                prop_assert_eq!(a, b);
+            }
+            prop_assert_eq!(each.floor, runs.floor);
+            prop_assert_eq!(each.booked_state(), runs.booked_state());
+            prop_assert_eq!(each.last_gc_wait_ns, runs.last_gc_wait_ns);
+        }
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
         /// A merge booked in runs leaves every die, channel and counter exactly as
@@ -308,29 +352,26 @@ mod tests {
         /// operations in between.
         #[test]
         fn a_merge_run_books_like_its_operations(requests in requests()) {
-            let (geo, t) = (geometry(), timing());
-            let (mut each, mut runs) = (Timeline::new(&geo, t), Timeline::new(&geo, t));
-            let mut issue = 0;
-            for (gap, plane, after, kinds) in requests {
-                issue += gap;
-                let ops = merge_ops(plane, &kinds);
-                let host = op(OpKind::Program, Cause::Host, plane, 0);
-                if after {
-                    let (a, b) = (each.host(&host, issue), runs.host(&host, issue));
-                    prop_assert_eq!(a, b);
-                    book_each(&mut each, &ops, None, a);
-                    book_runs(&mut runs, &ops, None, b);
-                } else {
-                    let a = book_each(&mut each, &ops, Some(issue), issue);
-                    let b = book_runs(&mut runs, &ops, Some(issue), issue);
-                    prop_assert_eq!(a, b);
-                    let (a, b) = (each.host_at(&host, None, issue, a), runs.host_at(&host, None, issue, b));
-                    prop_assert_eq!(a, b);
-                }
-                prop_assert_eq!(each.floor, runs.floor);
-                prop_assert_eq!(each.booked_state(), runs.booked_state());
-                prop_assert_eq!(each.last_gc_wait_ns, runs.last_gc_wait_ns);
-            }
+            books_alike(requests, timing())?;
         }
+    }
+
+    /// The same at the default timing (read 20 µs, transfer 102.4 µs, program 200 µs),
+    /// with long merges of mostly same-die pairs on the dies of one channel, a few
+    /// requests apart: there a second die's pairs fill the gaps of the first die's run
+    /// at one phase, merging with both neighbours, and are booked in closed form
+    /// ([`crate::calendar::Calendar::fill_run`]; "s14-timed"), which the test asserts
+    /// happens.
+    #[test]
+    fn merge_runs_that_fill_book_like_their_operations() {
+        use proptest::test_runner::{Config, TestRunner};
+        let t = crate::settings::TimingSettings { read_ns: 20_000, byte_ps: 25_000, ..timing() };
+        let kind = prop_oneof![12 => 0u8..4, 1 => 4u8..9];
+        let one = (0u64..150_000, 0u32..8, any::<bool>(), prop::collection::vec((kind, 0u32..8), 0..80));
+        let mut runner = TestRunner::new(Config { cases: 150, ..Config::default() });
+        FILL_PAIRS.with(|f| f.set(0));
+        runner.run(&prop::collection::vec(one, 1..40), |r| books_alike(r, t)).unwrap();
+        let fills = FILL_PAIRS.with(|f| f.get());
+        assert!(fills > 100, "only {fills} merge pairs were booked as fills");
     }
 }

@@ -10,7 +10,7 @@
 //! (`tests/ftl/mapping.rs`, `bulk_copies_equal_per_page_copies`, covers both paths).
 
 use super::{Stored, Units, HOME, NONE};
-use crate::ftl::NO_PAGE;
+use crate::ftl::{FlashOp, NO_PAGE};
 use flashlab_nand::{Cause, OpKind};
 
 /// Bits `from..to` of a word.
@@ -86,7 +86,7 @@ impl Units {
         self.nand.count(OpKind::Read, cause, n);
         if self.record_ops {
             let mut logged = std::mem::take(&mut self.logged);
-            self.log_word_moves(bits, (first, src_first), &mut logged, cause);
+            self.log_word_moves((bits, moved), (first, src_first), &mut logged, cause);
             self.logged = logged;
         }
         n
@@ -115,23 +115,35 @@ impl Units {
     }
 
     /// The op log of [`Self::copy_range_word`]: per position in order, the read of the
-    /// old copy (a logged log page, else the data unit's page) and the program.
-    fn log_word_moves(&mut self, bits: u64, (first, src_first): (u32, u32), logged: &mut [(u32, u32)], cause: Cause) {
+    /// old copy (for a bit of `moved`, the next page of `logged`, which lists exactly
+    /// those positions; else the data unit's page) and the program. The same ops
+    /// [`Units::log`] would push one by one, with the planes of the data unit's and the
+    /// destination's block found once, not per op, and the log grown once for all of
+    /// them (no capacity check per op): a merge logs up to a whole unit (issue 22 target
+    /// 5, "s15-bast").
+    fn log_word_moves(&mut self, (bits, moved): (u64, u64), at: (u32, u32), logged: &mut [(u32, u32)], cause: Cause) {
         logged.sort_unstable_by_key(|&(k, _)| k);
-        let mut l = logged.iter().peekable();
+        let (first, src_first) = at;
+        let (ppb, bpp) = (self.ppb, self.geo.blocks_per_plane);
+        let plane_of = move |page: u32| page / ppb / bpp;
+        let (dst_plane, src_plane) = (plane_of(first), plane_of(src_first));
+        let mut l = logged.iter();
+        let start = self.ops.len();
+        let blank = FlashOp { kind: OpKind::Read, cause, plane: 0, page: 0 };
+        self.ops.resize(start + 2 * bits.count_ones() as usize, blank);
         let mut v = bits;
-        while v != 0 {
+        for pair in self.ops[start..].chunks_exact_mut(2) {
             let k = v.trailing_zeros();
             v &= v - 1;
-            let old = match l.peek() {
-                Some(&&(lk, old)) if lk == k => {
-                    l.next();
-                    old
-                }
-                _ => src_first + k,
+            let (page, plane) = if moved >> k & 1 == 1 {
+                let &(lk, old) = l.next().expect("a logged page for each moved position");
+                debug_assert_eq!(lk, k);
+                (old, plane_of(old))
+            } else {
+                (src_first + k, src_plane)
             };
-            self.log(OpKind::Read, cause, old);
-            self.log(OpKind::Program, cause, first + k);
+            pair[0] = FlashOp { kind: OpKind::Read, cause, plane, page };
+            pair[1] = FlashOp { kind: OpKind::Program, cause, plane: dst_plane, page: first + k };
         }
     }
 }
