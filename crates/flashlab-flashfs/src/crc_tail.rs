@@ -155,17 +155,7 @@ pub(crate) fn hash_with_tail(data: &[u8], head: usize) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn noise(mut x: u64, n: usize) -> Vec<u8> {
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
-    }
+    use crate::data_crc_test::noise;
 
     #[test]
     fn the_shift_is_crc32_over_zeros() {

@@ -23,7 +23,8 @@ fn settings(chk_data_crc: bool) -> FsSettings {
     FsSettings { compression: Compression::None, chk_data_crc, ..FsSettings::default() }
 }
 
-fn noise(mut x: u64, n: usize) -> Vec<u8> {
+/// `n` bytes of xorshift noise from `x` (also `crc_tail.rs`'s tests).
+pub(crate) fn noise(mut x: u64, n: usize) -> Vec<u8> {
     (0..n)
         .map(|_| {
             x ^= x << 13;
