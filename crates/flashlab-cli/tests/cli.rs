@@ -378,6 +378,9 @@ fn reproduce_fs_compare_quick_writes_claims_rows_plots_and_json() {
     let o = Command::new(env!("CARGO_BIN_EXE_flashlab"))
         .args(["reproduce", "fs-compare", "--quick", "--out", out.to_str().unwrap()])
         .env("FLASHLAB_FS_COMPARE_SCALE", "0.002")
+        // The kernel rows' mount points go under this test's own directory, so the
+        // check at the end sees only this run's (another fs-compare may be running).
+        .env("TMPDIR", d.path())
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
@@ -422,7 +425,8 @@ fn reproduce_fs_compare_quick_writes_claims_rows_plots_and_json() {
     assert_eq!(scaling.len(), 3);
     // The full scan reads more the larger the device.
     assert!(scaling[2]["jffs2_mount_s"].as_f64() > scaling[0]["jffs2_mount_s"].as_f64());
-    assert!(!std::fs::read_to_string("/proc/mounts").unwrap().contains("flashlab-fscmp"), "a mount was left");
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    assert!(!mounts.contains(d.path().to_str().unwrap()), "a mount was left: {mounts}");
 }
 
 /// A sweep file beside a small base config.
