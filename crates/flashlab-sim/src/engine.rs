@@ -51,8 +51,10 @@ pub(crate) struct Engine<'a> {
     pub(crate) ftl: Ftl,
     pub(crate) map: AddrMap,
     pub(crate) timeline: Option<Timeline>,
-    /// The merges the FTL's op log names (`crate::merge_moves`), taken with its ops.
+    /// The merges the FTL's op log names (`crate::merge_moves`), taken with its ops
+    /// when the FTL logs them (`log_moves`, set once per run).
     pub(crate) moves: Vec<MergeMoves>,
+    pub(crate) log_moves: bool,
     /// Issue times, completions, latency statistics (timed runs).
     pub(crate) clock: HostClock,
     pub(crate) op_counts: [u64; 3],
@@ -223,7 +225,8 @@ impl<'a> Engine<'a> {
         self.age()?;
         self.ftl.set_record_ops(self.timeline.is_some());
         // Merges booked in runs need no per-op pairs (`crate::merge_moves`).
-        self.ftl.set_merge_moves(self.timeline.as_ref().is_some_and(|t| t.books_migration_runs()));
+        self.log_moves = self.timeline.as_ref().is_some_and(|t| t.books_migration_runs());
+        self.ftl.set_merge_moves(self.log_moves);
         if self.s.workload.warmup == 0 {
             self.mark();
         }
@@ -248,6 +251,7 @@ impl<'a> Engine<'a> {
             },
             timeline: s.timing.map(|t| Timeline::new(&s.geometry, t)),
             moves: Vec::new(),
+            log_moves: false,
             clock: HostClock::new(s.workload.arrival),
             op_counts: [0; 3],
             shadow: if track { vec![0; s.ftl.logical_pages as usize] } else { Vec::new() },

@@ -92,6 +92,7 @@ impl Engine<'_> {
         E: Display,
     {
         // Batches carry ops only: merges logged per op (`crate::merge_moves`).
+        self.log_moves = false;
         self.ftl.set_merge_moves(false);
         let mut tl = self.timeline.take().expect("timed run");
         let mut clock = std::mem::replace(&mut self.clock, HostClock::new(self.s.workload.arrival));

@@ -21,7 +21,9 @@ impl Engine<'_> {
     #[inline]
     pub(crate) fn schedule(&mut self, issue: u64) -> (u64, u64) {
         let tl = self.timeline.as_mut().expect("timed run");
-        self.ftl.take_merge_moves(&mut self.moves);
+        if self.log_moves {
+            self.ftl.take_merge_moves(&mut self.moves);
+        }
         let drain = self.ftl.take_ops();
         schedule_ops(tl, drain.as_slice(), &self.moves, issue)
     }
