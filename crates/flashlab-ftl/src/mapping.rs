@@ -9,7 +9,8 @@
 //! pair as one migration, by copyback where allowed).
 
 use crate::{
-    BastFtl, BlockFtl, DftlFtl, FastFtl, FlashOp, FtlError, FtlSettings, FtlStats, GcStep, PageFtl, ReadOutcome, Scheme,
+    BastFtl, BlockFtl, DftlFtl, FastFtl, FlashOp, FtlError, FtlSettings, FtlStats, GcStep, MergeMoves, PageFtl,
+    ReadOutcome, Scheme,
 };
 use flashlab_nand::{Geometry, Nand};
 
@@ -51,6 +52,15 @@ pub trait Mapping {
     /// Block-mapped schemes: copy merges in bulk (true, the default) or page by page
     /// (the reference path tests compare the bulk one with; same results either way).
     fn set_bulk_copies(&mut self, _on: bool) {}
+    /// Block-mapped schemes: log a one-word merge's copies as a [`MergeMoves`] (a
+    /// marker op, the moved reads) instead of per-op pairs (`crate::moves`); off by
+    /// default. Set once per run by an engine that books merges from them.
+    fn set_merge_moves(&mut self, _on: bool) {}
+    /// The [`MergeMoves`] the markers of the ops logged since the last call name (take
+    /// them with [`Mapping::take_ops`]), swapped into `into`.
+    fn take_merge_moves(&mut self, into: &mut Vec<MergeMoves>) {
+        into.clear();
+    }
 }
 
 /// Every mapping scheme (`ftl.mapping`).
@@ -185,6 +195,13 @@ impl Mapping for Ftl {
     fn set_bulk_copies(&mut self, on: bool) {
         each!(self, f => Mapping::set_bulk_copies(f, on))
     }
+    fn set_merge_moves(&mut self, on: bool) {
+        each!(self, f => Mapping::set_merge_moves(f, on))
+    }
+    #[inline]
+    fn take_merge_moves(&mut self, into: &mut Vec<MergeMoves>) {
+        each!(self, f => Mapping::take_merge_moves(f, into))
+    }
 }
 
 /// The page FTL through the interface (its inherent methods).
@@ -283,6 +300,13 @@ macro_rules! units_common {
         }
         fn set_bulk_copies(&mut self, on: bool) {
             self.u.set_bulk_copies(on)
+        }
+        fn set_merge_moves(&mut self, on: bool) {
+            self.u.set_merge_moves(on)
+        }
+        #[inline]
+        fn take_merge_moves(&mut self, into: &mut Vec<$crate::MergeMoves>) {
+            self.u.take_merge_moves(into)
         }
     };
 }

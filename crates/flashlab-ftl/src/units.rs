@@ -30,6 +30,7 @@
 //! copies as read→program migrations (copyback when both ends share a die).
 
 use crate::ftl::{FlashOp, FtlStats, ReadOutcome, NO_PAGE};
+use crate::moves::MergeMoves;
 use crate::{FtlError, FtlSettings};
 use flashlab_nand::{Cause, Geometry, Nand, OpKind};
 use rand::SeedableRng;
@@ -98,6 +99,9 @@ pub(crate) struct Units {
     pub stats: FtlStats,
     ops: Vec<FlashOp>,
     record_ops: bool,
+    /// Log one-word merges as [`MergeMoves`] (`crate::moves`) in `merge_moves`.
+    compact_merges: bool,
+    merge_moves: Vec<MergeMoves>,
     pub rng: Xoshiro256PlusPlus,
     /// Host pages written so far (the logical clock of LRU and FIFO log victims).
     pub clock: u64,
@@ -162,6 +166,8 @@ impl Units {
             stats: FtlStats::default(),
             ops: Vec::new(),
             record_ops: false,
+            compact_merges: false,
+            merge_moves: Vec::new(),
             rng: Xoshiro256PlusPlus::seed_from_u64(s.seed),
             clock: 0,
             next_tag: 0,
@@ -507,6 +513,15 @@ impl Units {
     }
     pub fn take_ops(&mut self) -> std::vec::Drain<'_, FlashOp> {
         self.ops.drain(..)
+    }
+    pub fn set_merge_moves(&mut self, on: bool) {
+        self.compact_merges = on;
+    }
+    /// The [`MergeMoves`] the op log's markers name, swapped into `into` (and this
+    /// list emptied): take them with the ops.
+    pub fn take_merge_moves(&mut self, into: &mut Vec<MergeMoves>) {
+        std::mem::swap(&mut self.merge_moves, into);
+        self.merge_moves.clear();
     }
     pub fn set_bulk_copies(&mut self, on: bool) {
         self.bulk_copies = on;

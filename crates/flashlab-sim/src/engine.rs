@@ -8,7 +8,7 @@ use crate::observe::{Observer, Progress};
 use crate::result::RunResult;
 use crate::settings::{Settings, Source};
 use crate::timing::Timeline;
-use flashlab_ftl::{Ftl, FtlError, Mapping};
+use flashlab_ftl::{Ftl, FtlError, Mapping, MergeMoves};
 use flashlab_trace::Request;
 use std::borrow::Cow;
 use std::fmt::Display;
@@ -51,6 +51,10 @@ pub(crate) struct Engine<'a> {
     pub(crate) ftl: Ftl,
     pub(crate) map: AddrMap,
     pub(crate) timeline: Option<Timeline>,
+    /// The merges the FTL's op log names (`crate::merge_moves`), taken with its ops
+    /// when the FTL logs them (`log_moves`, set once per run).
+    pub(crate) moves: Vec<MergeMoves>,
+    pub(crate) log_moves: bool,
     /// Issue times, completions, latency statistics (timed runs).
     pub(crate) clock: HostClock,
     pub(crate) op_counts: [u64; 3],
@@ -220,6 +224,9 @@ impl<'a> Engine<'a> {
     fn begin(&mut self) -> Result<(), SimError> {
         self.age()?;
         self.ftl.set_record_ops(self.timeline.is_some());
+        // Merges booked in runs need no per-op pairs (`crate::merge_moves`).
+        self.log_moves = self.timeline.as_ref().is_some_and(|t| t.books_migration_runs());
+        self.ftl.set_merge_moves(self.log_moves);
         if self.s.workload.warmup == 0 {
             self.mark();
         }
@@ -243,6 +250,8 @@ impl<'a> Engine<'a> {
                 device_count,
             },
             timeline: s.timing.map(|t| Timeline::new(&s.geometry, t)),
+            moves: Vec::new(),
+            log_moves: false,
             clock: HostClock::new(s.workload.arrival),
             op_counts: [0; 3],
             shadow: if track { vec![0; s.ftl.logical_pages as usize] } else { Vec::new() },

@@ -20,6 +20,7 @@ mod host;
 pub mod hotness;
 mod lookahead;
 mod map_run;
+mod merge_moves;
 mod merge_run;
 mod migrate_run;
 mod observe;

@@ -34,11 +34,16 @@ impl Timeline {
     /// operation) and when the last one ends. Only when
     /// [`Timeline::books_migration_runs`] (`fifo` arbitration: nothing is ever queued,
     /// so `host_at`'s catching up books nothing).
-    pub(crate) fn book_merge_run(&mut self, ops: &[FlashOp], issue: Option<u64>, not_before: u64) -> (usize, u64) {
+    pub(crate) fn book_merge_run<S: MergeUnits>(
+        &mut self,
+        ops: S,
+        issue: Option<u64>,
+        not_before: u64,
+    ) -> (usize, u64) {
         debug_assert!(self.books_migration_runs() && self.pending_dies.is_empty());
-        let Some(first) = ops.first() else { return (0, 0) };
-        let die = self.die_of(first.plane);
-        if unit_on(self, (die, first.plane), ops) == 0 {
+        let Some(plane) = ops.first_plane() else { return (0, 0) };
+        let die = self.die_of(plane);
+        if ops.unit(self, (die, plane), 0) == 0 {
             return (0, 0);
         }
         if let Some(issue) = issue {
@@ -51,7 +56,7 @@ impl Timeline {
         let mut run = Run {
             ch,
             who,
-            plane: first.plane,
+            plane,
             others: self.other_dies_free(ch, die),
             ready: not_before.max(self.floor),
             free: self.die_free[die],
@@ -68,10 +73,10 @@ impl Timeline {
         // own: with the plain one inlined here (as `crate::migrate_run` does)
         // `map-bast-random-timed` took +7 % instructions.
         while match (self.cal[ch].has_periodic(), run.periodic) {
-            (false, false) => self.merge_units::<false, false>(ops, die, &mut run),
-            (false, true) => self.merge_units::<false, true>(ops, die, &mut run),
-            (true, false) => self.merge_units::<true, false>(ops, die, &mut run),
-            (true, true) => self.merge_units::<true, true>(ops, die, &mut run),
+            (false, false) => self.merge_units::<false, false, S>(ops, die, &mut run),
+            (false, true) => self.merge_units::<false, true, S>(ops, die, &mut run),
+            (true, false) => self.merge_units::<true, false, S>(ops, die, &mut run),
+            (true, true) => self.merge_units::<true, true, S>(ops, die, &mut run),
         } {}
         let xfer = self.xfer_ns;
         self.chan_busy_ns[ch] += run.pairs * 2 * xfer;
@@ -88,13 +93,18 @@ impl Timeline {
     /// only clears. Returns true where it stopped because it booked the first periodic
     /// node (`P` false) or gave up booking them (`TRY` true), with units left.
     #[inline(never)]
-    fn merge_units<const P: bool, const TRY: bool>(&mut self, ops: &[FlashOp], die: usize, state: &mut Run) -> bool {
+    fn merge_units<const P: bool, const TRY: bool, S: MergeUnits>(
+        &mut self,
+        ops: S,
+        die: usize,
+        state: &mut Run,
+    ) -> bool {
         let mut run = *state;
         let (xfer, read_ns, program_ns, erase_ns) = (self.xfer_ns, self.t.read_ns, self.t.program_ns, self.t.erase_ns);
         let (ch, who, others, ready) = (run.ch, run.who, run.others, run.ready);
         let on = (die, run.plane);
         loop {
-            match unit_on(self, on, &ops[run.n..]) {
+            match ops.unit(self, on, run.n) {
                 2 => {
                     // What `exec_read_program` does for one pair (see `crate::migrate_run`).
                     let xr1 = ready.max(run.free) + read_ns;
@@ -114,7 +124,7 @@ impl Timeline {
                         let slots = self.cal[ch].fill_slots(who, first, period, xfer, bound, read_ns);
                         if slots >= 2 {
                             let end = ops.len().min(run.n + 2 * slots as usize);
-                            let m = pairs_on(self, on, &ops[run.n..end]);
+                            let m = ops.pairs(self, on, run.n, end);
                             if m >= 2 {
                                 #[cfg(test)]
                                 tests::FILL_PAIRS.with(|f| f.set(f.get() + m));
@@ -134,7 +144,7 @@ impl Timeline {
                         // Behind everything: the following pairs in closed form, as in
                         // `crate::migrate_run`.
                         let period = read_ns + 2 * xfer + program_ns;
-                        let more = pairs_on(self, on, &ops[run.n..]);
+                        let more = ops.pairs(self, on, run.n, ops.len());
                         let first = run.free + read_ns;
                         if more >= 2 && self.cal[ch].append_run(who, first, more, period, xfer) {
                             let x = first + (more - 1) * period;
@@ -193,9 +203,67 @@ struct Run {
     periodic: bool,
 }
 
-/// How many (read, program) pairs of merge work on die `on.0` `ops` starts with.
-fn pairs_on(tl: &Timeline, on: (usize, u32), ops: &[FlashOp]) -> u64 {
-    ops.chunks_exact(2).take_while(|p| unit_on(tl, on, p) == 2).count() as u64
+/// What a merge run books from (`Timeline::book_merge_run`): ops as logged, or a
+/// stretch of a [`flashlab_ftl::MergeMoves`]'s pairs known to lie on one die
+/// ([`SamePairs`]). Positions count ops: a pair is two.
+pub(crate) trait MergeUnits: Copy {
+    /// The plane of the first op (None if there is none).
+    fn first_plane(self) -> Option<u32>;
+    /// Ops in all.
+    fn len(self) -> usize;
+    /// The booking unit at position `n` if it is merge work on die `on.0` ([`unit_on`]).
+    fn unit(self, tl: &Timeline, on: (usize, u32), n: usize) -> usize;
+    /// How many such (read, program) pairs positions `n..end` start with.
+    fn pairs(self, tl: &Timeline, on: (usize, u32), n: usize, end: usize) -> u64;
+}
+
+impl MergeUnits for &[FlashOp] {
+    #[inline]
+    fn first_plane(self) -> Option<u32> {
+        self.first().map(|op| op.plane)
+    }
+    #[inline]
+    fn len(self) -> usize {
+        <[FlashOp]>::len(self)
+    }
+    #[inline]
+    fn unit(self, tl: &Timeline, on: (usize, u32), n: usize) -> usize {
+        unit_on(tl, on, &self[n..])
+    }
+    fn pairs(self, tl: &Timeline, on: (usize, u32), n: usize, end: usize) -> u64 {
+        self[n..end].chunks_exact(2).take_while(|p| unit_on(tl, on, p) == 2).count() as u64
+    }
+}
+
+/// `count` (read, program) pairs of merge work, every op on the die of `plane` (the
+/// caller checked: `crate::merge_moves`).
+#[derive(Clone, Copy)]
+pub(crate) struct SamePairs {
+    pub plane: u32,
+    pub count: u64,
+}
+
+impl MergeUnits for SamePairs {
+    #[inline]
+    fn first_plane(self) -> Option<u32> {
+        (self.count > 0).then_some(self.plane)
+    }
+    #[inline]
+    fn len(self) -> usize {
+        2 * self.count as usize
+    }
+    #[inline]
+    fn unit(self, _: &Timeline, _: (usize, u32), n: usize) -> usize {
+        if n < self.len() {
+            2
+        } else {
+            0
+        }
+    }
+    #[inline]
+    fn pairs(self, _: &Timeline, _: (usize, u32), n: usize, end: usize) -> u64 {
+        (end.min(self.len()).saturating_sub(n) / 2) as u64
+    }
 }
 
 /// The booking unit at the start of `ops` if it is merge work on die `die`: 2 for a

@@ -91,6 +91,9 @@ impl Engine<'_> {
         I: Iterator<Item = Result<Request, E>>,
         E: Display,
     {
+        // Batches carry ops only: merges logged per op (`crate::merge_moves`).
+        self.log_moves = false;
+        self.ftl.set_merge_moves(false);
         let mut tl = self.timeline.take().expect("timed run");
         let mut clock = std::mem::replace(&mut self.clock, HostClock::new(self.s.workload.arrival));
         let (tx, rx) = sync_channel::<Batch>(DEPTH);
@@ -192,7 +195,7 @@ fn book_batch(tl: &mut Timeline, clock: &mut HostClock, b: &Batch) {
             let unmap_start = clock.trim_start(&t, issue) + t.trim_command_ns;
             let mut nand_done = unmap_start;
             for &end in ends {
-                nand_done = nand_done.max(schedule_ops(tl, &b.ops[op0..end as usize], unmap_start).0);
+                nand_done = nand_done.max(schedule_ops(tl, &b.ops[op0..end as usize], &[], unmap_start).0);
                 op0 = end as usize;
             }
             d.done_ns = clock.trim_done(&t, unmap_start, nand_done, it.mapped);
@@ -201,7 +204,7 @@ fn book_batch(tl: &mut Timeline, clock: &mut HostClock, b: &Batch) {
             let start = issue.max(clock.trim_barrier_ns);
             d.done_ns = start;
             for &end in ends {
-                let (done, wait) = schedule_ops(tl, &b.ops[op0..end as usize], start);
+                let (done, wait) = schedule_ops(tl, &b.ops[op0..end as usize], &[], start);
                 d.done_ns = d.done_ns.max(done);
                 d.gc_wait_ns = d.gc_wait_ns.max(wait);
                 op0 = end as usize;

@@ -4,11 +4,12 @@
 //! background GC).
 
 use crate::engine::{Engine, SimError};
+use crate::merge_moves::{book_moves, Stage};
 use crate::merge_run::is_merge;
 use crate::settings::GcMode;
 use crate::timing::Timeline;
 use flashlab_ftl::Mapping;
-use flashlab_ftl::{FlashOp, GcStep};
+use flashlab_ftl::{FlashOp, GcStep, MergeMoves};
 use flashlab_nand::{Cause, OpKind};
 
 impl Engine<'_> {
@@ -20,8 +21,11 @@ impl Engine<'_> {
     #[inline]
     pub(crate) fn schedule(&mut self, issue: u64) -> (u64, u64) {
         let tl = self.timeline.as_mut().expect("timed run");
+        if self.log_moves {
+            self.ftl.take_merge_moves(&mut self.moves);
+        }
         let drain = self.ftl.take_ops();
-        schedule_ops(tl, drain.as_slice(), issue)
+        schedule_ops(tl, drain.as_slice(), &self.moves, issue)
     }
 
     /// Preemptible GC: before a request issued at `until`, let every plane that wants
@@ -63,9 +67,10 @@ fn foreground(cause: Cause) -> bool {
 }
 
 /// Schedule `ops`, the operations one FTL call issued for a request issued at `issue`
-/// ([`Engine::schedule`]; a pipelined run calls it on the timing thread).
+/// ([`Engine::schedule`]; a pipelined run calls it on the timing thread). `moves`: the
+/// merges its markers name (`crate::merge_moves`; logged only where runs are booked).
 #[inline]
-pub(crate) fn schedule_ops(tl: &mut Timeline, ops: &[FlashOp], issue: u64) -> (u64, u64) {
+pub(crate) fn schedule_ops(tl: &mut Timeline, ops: &[FlashOp], moves: &[MergeMoves], issue: u64) -> (u64, u64) {
     let runs = tl.books_migration_runs();
     let (mut host_done, mut wait) = (issue, 0);
     // Foreground FTL work logged before the host operation of this call is on the
@@ -82,8 +87,16 @@ pub(crate) fn schedule_ops(tl: &mut Timeline, ops: &[FlashOp], issue: u64) -> (u
             }
         }
         if runs && is_merge(op.cause) {
-            // A hybrid merge's operations on one die, in one pass (`crate::merge_run`).
             let fg = !host_seen;
+            if let Some(m) = op.as_merge_moves() {
+                // A one-word merge logged compactly (`crate::merge_moves`).
+                let (m, start) = (&moves[m], i + 1);
+                i = start + m.reads();
+                let stage = Stage { issue, foreground: fg, ready: &mut ready, host_done: &mut host_done };
+                book_moves(tl, m, &ops[start..i], stage);
+                continue;
+            }
+            // A hybrid merge's operations on one die, in one pass (`crate::merge_run`).
             let (n, end) = tl.book_merge_run(&ops[i..], fg.then_some(issue), if fg { ready } else { host_done });
             if n > 0 {
                 if fg {

@@ -11,6 +11,7 @@
 
 use super::{Stored, Units, HOME, NONE};
 use crate::ftl::{FlashOp, NO_PAGE};
+use crate::moves::MergeMoves;
 use flashlab_nand::{Cause, OpKind};
 
 /// Bits `from..to` of a word.
@@ -84,9 +85,13 @@ impl Units {
             self.fill[unit as usize] = 64 - bits.leading_zeros();
         }
         self.nand.count(OpKind::Read, cause, n);
-        if self.record_ops {
+        if self.record_ops && bits != 0 {
             let mut logged = std::mem::take(&mut self.logged);
-            self.log_word_moves((bits, moved), (first, src_first), &mut logged, cause);
+            if self.compact_merges {
+                self.log_word_compact((bits, moved), (first, src_first), &mut logged, cause);
+            } else {
+                self.log_word_moves((bits, moved), (first, src_first), &mut logged, cause);
+            }
             self.logged = logged;
         }
         n
@@ -121,6 +126,26 @@ impl Units {
     /// destination's block found once, not per op, and the log grown once for all of
     /// them (no capacity check per op): a merge logs up to a whole unit (issue 22 target
     /// 5, "s15-bast").
+    /// The op log of [`Self::copy_range_word`] as a [`MergeMoves`] (`crate::moves`):
+    /// its marker, then the reads of the moved log pages in position order; the pairs
+    /// [`Self::log_word_moves`] would log are [`MergeMoves::expand`]'s.
+    fn log_word_compact(&mut self, (bits, moved): (u64, u64), at: (u32, u32), logged: &mut [(u32, u32)], cause: Cause) {
+        logged.sort_unstable_by_key(|&(k, _)| k);
+        let (dst_first, src_first) = at;
+        let (ppb, bpp) = (self.ppb, self.geo.blocks_per_plane);
+        let plane_of = move |page: u32| page / ppb / bpp;
+        self.ops.push(FlashOp::merge_moves(self.merge_moves.len(), cause));
+        debug_assert_eq!(logged.len(), moved.count_ones() as usize);
+        self.ops.extend(logged.iter().map(|&(_, page)| FlashOp {
+            kind: OpKind::Read,
+            cause,
+            plane: plane_of(page),
+            page,
+        }));
+        let (src_plane, dst_plane) = (plane_of(src_first), plane_of(dst_first));
+        self.merge_moves.push(MergeMoves { cause, bits, moved, src_first, src_plane, dst_first, dst_plane });
+    }
+
     fn log_word_moves(&mut self, (bits, moved): (u64, u64), at: (u32, u32), logged: &mut [(u32, u32)], cause: Cause) {
         logged.sort_unstable_by_key(|&(k, _)| k);
         let (first, src_first) = at;

@@ -338,12 +338,17 @@ proptest! {
     fn bulk_copies_equal_per_page_copies(scheme in schemes(), sb in prop_oneof![Just(1u32), Just(2)],
                                          ppb in prop_oneof![Just(4u32), Just(64), Just(96)], logs in 2u32..5,
                                          victim in prop_oneof![Just(LogVictim::Lru), Just(LogVictim::Fifo)],
-                                         narrow in any::<bool>(), record in any::<bool>(), ops in ops()) {
+                                         narrow in any::<bool>(), record in any::<bool>(), compact in any::<bool>(),
+                                         ops in ops()) {
         let (mut bulk, mut per_page) =
             (ftl_with(scheme, 2, ppb, sb, logs, victim), ftl_with(scheme, 2, ppb, sb, logs, victim));
         per_page.set_bulk_copies(false);
         bulk.set_record_ops(record);
         per_page.set_record_ops(record);
+        // One-word merges logged as `MergeMoves` (`crates/flashlab-ftl/src/moves.rs`):
+        // expanded, the same op log.
+        bulk.set_merge_moves(compact);
+        let mut moves = Vec::new();
         let logical = if narrow { 3 * (ppb * sb) as u64 } else { bulk.settings().logical_pages };
         for (i, op) in ops.into_iter().enumerate() {
             if i % 64 == 63 {
@@ -359,7 +364,10 @@ proptest! {
                     Op::Trim(l) => f.trim(l % logical).unwrap(),
                     Op::Read(l) => { f.read(l % logical).unwrap(); }
                 }
-                logs.push(f.take_ops().collect::<Vec<FlashOp>>());
+                f.take_merge_moves(&mut moves);
+                let ops = f.take_ops().collect::<Vec<FlashOp>>();
+                prop_assert!(moves.is_empty() || compact && ops.iter().any(|o| o.as_merge_moves().is_some()));
+                logs.push(expand_merge_moves(&ops, &moves));
             }
             prop_assert_eq!(&logs[0], &logs[1]);
         }
