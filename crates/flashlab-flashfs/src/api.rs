@@ -1,7 +1,7 @@
 //! The file API: paths, directories, files, handles.
 
 use crate::codec::DataFields;
-use crate::compress::{compress, compress_shrunk, decompress, Compression};
+use crate::compress::{compress, compress_shrunk_tail, decompress, Compression};
 use crate::error::{Errno, FsError, FsResult};
 use crate::fs::{Fd, Fs};
 use crate::hot::Class;
@@ -375,11 +375,14 @@ impl Fs {
             return Ok(self.journal_write(h, &[node])?[0]);
         }
         let size = bytes.len() as u32;
-        match compress_shrunk(self.cfg.compression, bytes) {
-            Some((c, p)) => {
-                self.journal_write_data(h, DataFields { inum, block: b, size, compr: c.code(), payload: &p })
+        match compress_shrunk_tail(self.cfg.compression, bytes) {
+            (Some((c, p)), _) => self.journal_write_data(
+                h,
+                DataFields { inum, block: b, size, compr: c.code(), payload: &p, tail: None },
+            ),
+            (None, tail) => {
+                self.journal_write_data(h, DataFields { inum, block: b, size, compr: 0, payload: bytes, tail })
             }
-            None => self.journal_write_data(h, DataFields { inum, block: b, size, compr: 0, payload: bytes }),
         }
     }
 

@@ -28,7 +28,7 @@
 //!
 //! So the summary keeps, per slot, the word of the first tail position in it,
 //! and whether the tail matches internally. The property test below checks
-//! [`TailMemo::finds_no_match`] against [`finds_no_match`] on blocks sharing
+//! [`TailMemo::probe`] against [`finds_no_match`] on blocks sharing
 //! tails, with heads copied from the tail so that head and tail words collide.
 
 use crate::lz4_probe::{finds_no_match, replayed, slot, word, MFLIMIT, SKIP_SHIFT, TABLE};
@@ -91,9 +91,17 @@ fn visited(n: usize) -> impl Iterator<Item = usize> {
     })
 }
 
+/// Names the bytes of a tail [`TailMemo`] kept: the memo takes a new id
+/// each time its kept bytes change and never reuses one, so two blocks given
+/// the same id by one memo have equal bytes after their first [`HEAD`]
+/// (`crc_tail.rs` uses this instead of comparing the tail again).
+pub(crate) type TailId = u64;
+
 /// The last block's tail, and its summary once a second block shared it.
 pub(crate) struct TailMemo {
     tail: Vec<u8>,
+    /// The id of `tail`'s bytes (0 before the first tail).
+    id: TailId,
     summary: Option<Summary>,
     /// A summary's tables, kept for the next tail.
     spare: Option<Summary>,
@@ -103,28 +111,36 @@ pub(crate) struct TailMemo {
 
 impl TailMemo {
     pub(crate) const fn new() -> TailMemo {
-        TailMemo { tail: Vec::new(), summary: None, spare: None, seen: SeenBlocks::new() }
+        TailMemo { tail: Vec::new(), id: 0, summary: None, spare: None, seen: SeenBlocks::new() }
     }
 
     /// Exactly [`finds_no_match`]`(data)`.
+    #[cfg(test)]
     pub(crate) fn finds_no_match(&mut self, data: &[u8]) -> bool {
+        self.probe(data).0
+    }
+
+    /// Exactly [`finds_no_match`]`(data)`, and the id of the kept tail where
+    /// `data[HEAD..]` equals it on return (compared here, or just copied).
+    pub(crate) fn probe(&mut self, data: &[u8]) -> (bool, Option<TailId>) {
         let n = data.len();
         if !replayed(n) || n < MIN_BLOCK {
-            return finds_no_match(data);
+            return (finds_no_match(data), None);
         }
         if self.tail.len() + HEAD != n || self.tail[..] != data[HEAD..] {
             // A block equal to one probed before is answered as that one
             // was; the tail and its summary stay as they are (they still
             // describe each other), so no copy of the tail is made.
             if let Some(answer) = self.seen.get(data) {
-                return answer;
+                return (answer, None);
             }
             self.tail.clear();
             self.tail.extend_from_slice(&data[HEAD..]);
+            self.id += 1;
             self.spare = self.summary.take().or(self.spare.take());
             let answer = finds_no_match(data);
             self.seen.put(data, answer);
-            return answer;
+            return (answer, Some(self.id));
         }
         let summary = match &mut self.summary {
             Some(s) => s,
@@ -134,7 +150,7 @@ impl TailMemo {
                 s.insert(new)
             }
         };
-        no_match_with(summary, data)
+        (no_match_with(summary, data), Some(self.id))
     }
 }
 
