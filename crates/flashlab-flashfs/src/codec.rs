@@ -234,16 +234,14 @@ impl Node {
     /// A data node's fields for [`DataFields::encode_into`]; None for other nodes.
     pub fn data_fields(&self) -> Option<DataFields<'_>> {
         match self {
-            Node::Data(d) => {
-                Some(DataFields {
-                    inum: d.inum,
-                    block: d.block,
-                    size: d.size,
-                    compr: d.compr,
-                    payload: &d.payload,
-                    tail: None,
-                })
-            }
+            Node::Data(d) => Some(DataFields {
+                inum: d.inum,
+                block: d.block,
+                size: d.size,
+                compr: d.compr,
+                payload: &d.payload,
+                tail: None,
+            }),
             _ => None,
         }
     }

@@ -33,9 +33,11 @@
 
 use crate::lz4_probe::{finds_no_match, replayed, slot, word, MFLIMIT, SKIP_SHIFT, TABLE};
 use crate::lz4_seen::SeenBlocks;
+use flashlab_vfs::TailToken;
 
-/// Bytes at the front of a block that may differ from the previous block's.
-pub(crate) const HEAD: usize = 8;
+/// Bytes at the front of a block that may differ from the previous block's
+/// (those a page cache's `TailToken` leaves out).
+pub(crate) const HEAD: usize = flashlab_vfs::TAIL_HEAD;
 /// Blocks shorter than this are probed directly (the head must be visited
 /// whole, and short blocks are cheap).
 const MIN_BLOCK: usize = 64;
@@ -102,6 +104,9 @@ pub(crate) struct TailMemo {
     tail: Vec<u8>,
     /// The id of `tail`'s bytes (0 before the first tail).
     id: TailId,
+    /// The page cache's token of `tail`'s bytes, if one came with them
+    /// (`flashlab_vfs::TailToken`: equal tokens, equal bytes).
+    token: Option<TailToken>,
     summary: Option<Summary>,
     /// A summary's tables, kept for the next tail.
     spare: Option<Summary>,
@@ -111,23 +116,25 @@ pub(crate) struct TailMemo {
 
 impl TailMemo {
     pub(crate) const fn new() -> TailMemo {
-        TailMemo { tail: Vec::new(), id: 0, summary: None, spare: None, seen: SeenBlocks::new() }
+        TailMemo { tail: Vec::new(), id: 0, token: None, summary: None, spare: None, seen: SeenBlocks::new() }
     }
 
     /// Exactly [`finds_no_match`]`(data)`.
     #[cfg(test)]
     pub(crate) fn finds_no_match(&mut self, data: &[u8]) -> bool {
-        self.probe(data).0
+        self.probe(data, None).0
     }
 
     /// Exactly [`finds_no_match`]`(data)`, and the id of the kept tail where
     /// `data[HEAD..]` equals it on return (compared here, or just copied).
-    pub(crate) fn probe(&mut self, data: &[u8]) -> (bool, Option<TailId>) {
+    /// `token`, if given, is the page cache's token of `data[HEAD..]`: a
+    /// kept tail of the same length known by it is equal without a compare.
+    pub(crate) fn probe(&mut self, data: &[u8], token: Option<TailToken>) -> (bool, Option<TailId>) {
         let n = data.len();
         if !replayed(n) || n < MIN_BLOCK {
             return (finds_no_match(data), None);
         }
-        if self.tail.len() + HEAD != n || self.tail[..] != data[HEAD..] {
+        if !self.same_tail(data, token) {
             // A block equal to one probed before is answered as that one
             // was; the tail and its summary stay as they are (they still
             // describe each other), so no copy of the tail is made.
@@ -137,6 +144,7 @@ impl TailMemo {
             self.tail.clear();
             self.tail.extend_from_slice(&data[HEAD..]);
             self.id += 1;
+            self.token = token;
             self.spare = self.summary.take().or(self.spare.take());
             let answer = finds_no_match(data);
             self.seen.put(data, answer);
@@ -151,6 +159,26 @@ impl TailMemo {
             }
         };
         (no_match_with(summary, data), Some(self.id))
+    }
+
+    /// Whether `data[HEAD..]` equals the kept tail: by the token, else by
+    /// comparing (which, where equal, makes `token` name the kept tail too).
+    #[inline]
+    fn same_tail(&mut self, data: &[u8], token: Option<TailToken>) -> bool {
+        if self.tail.len() + HEAD != data.len() {
+            return false;
+        }
+        if token.is_some() && token == self.token {
+            debug_assert!(self.tail[..] == data[HEAD..], "a token names one tail's bytes");
+            return true;
+        }
+        if self.tail[..] != data[HEAD..] {
+            return false;
+        }
+        if token.is_some() {
+            self.token = token;
+        }
+        true
     }
 }
 

@@ -14,7 +14,7 @@ use crate::lru::{IntMap, Lru, PageKey};
 use crate::pagemap::FileMap;
 use crate::readahead::{self, RaRead, RaState};
 use crate::settings::CacheSettings;
-use crate::types::{DirEntry, Errno, Fd, FileSystem, Stat, StatFs, PAGE_BYTES};
+use crate::types::{DirEntry, Errno, Fd, FileSystem, Stat, StatFs, TailToken, PAGE_BYTES};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -314,7 +314,8 @@ impl<F: FileSystem> PageCache<F> {
             return Ok(());
         }
         let fs = &mut self.fs;
-        self.frames.with_page(f, |page| fs.writepage(key.0, key.1, &page[..valid]))
+        let tail = self.frames.tail_token(f);
+        self.frames.with_page(f, |page| fs.writepage_tail(key.0, key.1, &page[..valid], tail))
     }
 
     /// Marks a dirty page clean (after writeback).
@@ -858,6 +859,10 @@ impl<F: FileSystem> FileSystem for PageCache<F> {
 
     fn writepage(&mut self, inum: u32, index: u64, data: &[u8]) -> Result<(), F::Error> {
         self.fs.writepage(inum, index, data)
+    }
+
+    fn writepage_tail(&mut self, inum: u32, index: u64, data: &[u8], tail: Option<TailToken>) -> Result<(), F::Error> {
+        self.fs.writepage_tail(inum, index, data, tail)
     }
 
     fn write_inode(&mut self, inum: u32, size: u64) -> Result<(), F::Error> {

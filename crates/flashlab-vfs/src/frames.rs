@@ -18,22 +18,40 @@
 //! changed ([`Frames::page_mut`]) or written back ([`Frames::with_page`]:
 //! its head in the buffer for the call).
 //!
+//! Each buffer carries a [`TailToken`] naming its bytes after the head: a
+//! new one, from a process-wide counter, whenever they may change (a page
+//! copied in by [`Frames::set_page`], any [`Frames::page_mut`]), so equal
+//! tokens mean equal bytes; writeback hands a frame's token to the file
+//! system with its page ([`Frames::tail_token`]).
+//!
 //! Sharing is found through two small direct-mapped tables from a key of a
 //! few of a page's words (the whole page's, and the words after the head)
 //! to a buffer that held those bytes when it was entered; the bytes are
 //! always compared in full before a buffer is shared, so a stale or
 //! colliding entry costs a comparison, never a wrong page.
 
+use crate::types::{TailToken, TAIL_HEAD};
+use std::sync::atomic::{AtomicU64, Ordering};
+
 /// Buffers per chunk (1 MiB).
 pub(crate) const CHUNK_PAGES: usize = 256;
 const PAGE: usize = crate::types::PAGE_BYTES as usize;
-/// Bytes at a page's start a frame may hold instead of its buffer's.
-const HEAD: usize = 8;
+/// Bytes at a page's start a frame may hold instead of its buffer's (the
+/// bytes a buffer's [`TailToken`] does not cover).
+const HEAD: usize = TAIL_HEAD;
 /// No buffer: the frame reads as zeros.
 const NONE: u32 = u32::MAX;
 /// Slots of the content table (a power of two).
 const SLOTS: usize = 4096;
 static ZERO: [u8; PAGE] = [0; PAGE];
+/// The next [`TailToken`] (unique in the process, whichever cache or thread takes it).
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+
+/// A token given out never before.
+#[inline]
+fn new_token() -> TailToken {
+    NEXT_TOKEN.fetch_add(1, Ordering::Relaxed)
+}
 
 pub(crate) struct Frames {
     chunks: Vec<memmap2::MmapMut>,
@@ -41,6 +59,8 @@ pub(crate) struct Frames {
     of: Vec<u32>,
     /// Buffer → frames using it.
     refs: Vec<u32>,
+    /// Buffer → the token of its bytes after the head.
+    tokens: Vec<TailToken>,
     /// Buffers no frame uses.
     spare: Vec<u32>,
     /// Content key → (key, buffer) of a page entered with it.
@@ -58,6 +78,7 @@ impl Default for Frames {
             chunks: Vec::new(),
             of: Vec::new(),
             refs: Vec::new(),
+            tokens: Vec::new(),
             spare: Vec::new(),
             table: vec![(0, NONE); SLOTS],
             tails: vec![(0, NONE); SLOTS],
@@ -144,6 +165,7 @@ impl Frames {
                         .push(map.unwrap_or_else(|e| panic!("cannot map {len} bytes of page-cache frames: {e}")));
                 }
                 self.refs.push(0);
+                self.tokens.push(0);
                 b as u32
             }
         };
@@ -191,6 +213,15 @@ impl Frames {
         r
     }
 
+    /// The token of frame `f`'s bytes after the head (None: it reads as zeros).
+    #[inline]
+    pub fn tail_token(&self, f: usize) -> Option<TailToken> {
+        match self.of[f] {
+            NONE => None,
+            b => Some(self.tokens[b as usize]),
+        }
+    }
+
     /// Appends bytes `s..e` of frame `f`'s page to `out`.
     #[inline]
     pub fn append(&self, f: usize, s: usize, e: usize, out: &mut Vec<u8>) {
@@ -212,6 +243,7 @@ impl Frames {
 
     /// Frame `f`'s bytes, to change: a buffer of its own, holding what the
     /// frame held (copied if it was shared, zeros if it had none).
+    /// The buffer takes a new token: the caller may change any byte.
     pub fn page_mut(&mut self, f: usize) -> &mut [u8] {
         let old = self.of[f];
         if old != NONE && self.refs[old as usize] == 1 {
@@ -219,6 +251,7 @@ impl Frames {
                 let h = self.head[f];
                 self.buf_mut(old)[..HEAD].copy_from_slice(&h);
             }
+            self.tokens[old as usize] = new_token();
             return self.buf_mut(old);
         }
         let b = self.new_buf();
@@ -234,6 +267,7 @@ impl Frames {
             }
         }
         self.of[f] = b;
+        self.tokens[b as usize] = new_token();
         self.buf_mut(b)
     }
 
@@ -274,6 +308,7 @@ impl Frames {
             b
         };
         self.buf_mut(b).copy_from_slice(data);
+        self.tokens[b as usize] = new_token();
         self.table[slot(key)] = (key, b);
         self.tails[slot(tkey)] = (tkey, b);
     }
@@ -370,6 +405,7 @@ mod tests {
         fn shared_frames_read_as_private_ones(ops in proptest::collection::vec(op(), 1..200)) {
             let mut fr = Frames::default();
             let mut oracle = vec![vec![0u8; PAGE]; 24];
+            let mut tails = std::collections::HashMap::new();
             for _ in 0..24 {
                 fr.push();
             }
@@ -394,8 +430,12 @@ mod tests {
                 }
                 // In place, each frame's head put in and taken out again
                 // (the frames after it, sharing its buffer, still read
-                // their own bytes).
+                // their own bytes); a token names one tail for the whole run.
                 for (f, want) in oracle.iter().enumerate() {
+                    if let Some(t) = fr.tail_token(f) {
+                        let tail = tails.entry(t).or_insert_with(|| want[HEAD..].to_vec());
+                        prop_assert!(tail[..] == want[HEAD..], "frame {} token {}", f, t);
+                    }
                     prop_assert!(fr.with_page(f, |p| p == &want[..]), "frame {}", f);
                     let mut part = vec![1u8];
                     fr.append(f, f % 11, PAGE - f, &mut part);

@@ -3,6 +3,16 @@
 /// Bytes per page of the page cache (and per data block of the file systems).
 pub const PAGE_BYTES: u64 = 4096;
 
+/// Bytes at a page's start that a [`TailToken`] does not cover.
+pub const TAIL_HEAD: usize = 8;
+
+/// Names the bytes of a page written back after its first [`TAIL_HEAD`]
+/// ([`FileSystem::writepage_tail`]): the page cache gives a page's buffer a
+/// new token, never one given before in the process, whenever those bytes
+/// may change, so two pages written back with the same token and of the
+/// same length are equal from byte [`TAIL_HEAD`] on.
+pub type TailToken = u64;
+
 /// POSIX-like error numbers of the file API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Errno {
@@ -101,6 +111,19 @@ pub trait FileSystem {
     /// Writeback of one page: `data` is page `index` of inode `inum`
     /// (the bytes below the file's size); the inode itself is not written.
     fn writepage(&mut self, inum: u32, index: u64, data: &[u8]) -> Result<(), Self::Error>;
+    /// [`writepage`](Self::writepage) from the page cache, with the
+    /// [`TailToken`] of `data`'s bytes after the first [`TAIL_HEAD`] where
+    /// it has one: a file system that keeps the last page's tail (flashfs's
+    /// LZ4 memo) may know it equal without comparing. Default: `writepage`.
+    fn writepage_tail(
+        &mut self,
+        inum: u32,
+        index: u64,
+        data: &[u8],
+        _tail: Option<TailToken>,
+    ) -> Result<(), Self::Error> {
+        self.writepage(inum, index, data)
+    }
     /// Writes inode `inum` with size `size` (`write_inode`).
     fn write_inode(&mut self, inum: u32, size: u64) -> Result<(), Self::Error>;
     /// Reserves flash space for `pages` newly dirtied pages (ENOSPC if it
