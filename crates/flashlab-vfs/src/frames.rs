@@ -30,8 +30,7 @@
 //! always compared in full before a buffer is shared, so a stale or
 //! colliding entry costs a comparison, never a wrong page.
 
-use crate::types::{TailToken, TAIL_HEAD};
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::types::{new_tail_token as new_token, TailToken, TAIL_HEAD};
 
 /// Buffers per chunk (1 MiB).
 pub(crate) const CHUNK_PAGES: usize = 256;
@@ -44,14 +43,6 @@ const NONE: u32 = u32::MAX;
 /// Slots of the content table (a power of two).
 const SLOTS: usize = 4096;
 static ZERO: [u8; PAGE] = [0; PAGE];
-/// The next [`TailToken`] (unique in the process, whichever cache or thread takes it).
-static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
-
-/// A token given out never before.
-#[inline]
-fn new_token() -> TailToken {
-    NEXT_TOKEN.fetch_add(1, Ordering::Relaxed)
-}
 
 pub(crate) struct Frames {
     chunks: Vec<memmap2::MmapMut>,
@@ -70,6 +61,9 @@ pub(crate) struct Frames {
     /// Frame → whether its first [`HEAD`] bytes are `head[f]`, not its buffer's.
     mixed: Vec<bool>,
     head: Vec<[u8; HEAD]>,
+    /// The last page set from a writer's token ([`Frames::set_page_from`]):
+    /// (that token, the buffer holding its tail, the buffer's token then).
+    last_from: (TailToken, u32, TailToken),
 }
 
 impl Default for Frames {
@@ -84,6 +78,7 @@ impl Default for Frames {
             tails: vec![(0, NONE); SLOTS],
             mixed: Vec::new(),
             head: Vec::new(),
+            last_from: (0, NONE, 0),
         }
     }
 }
@@ -286,15 +281,7 @@ impl Frames {
         let tkey = tail_key_of(data);
         let (k, cand) = self.tails[slot(tkey)];
         if k == tkey && cand != NONE && self.refs[cand as usize] > 0 && self.buf(cand)[HEAD..] == data[HEAD..] {
-            self.share(f, cand);
-            if self.refs[cand as usize] == 1 {
-                // Its own buffer: the head goes in place.
-                self.buf_mut(cand)[..HEAD].copy_from_slice(&data[..HEAD]);
-                self.mixed[f] = false;
-            } else {
-                self.head[f].copy_from_slice(&data[..HEAD]);
-                self.mixed[f] = true;
-            }
+            self.share_tail(f, cand, data);
             return;
         }
         let old = self.of[f];
@@ -311,6 +298,37 @@ impl Frames {
         self.tokens[b as usize] = new_token();
         self.table[slot(key)] = (key, b);
         self.tails[slot(tkey)] = (tkey, b);
+    }
+
+    /// [`Frames::set_page`] where `from`, the writer's token, names
+    /// `data[HEAD..]`'s bytes (`FileSystem::write_tail`): the buffer that
+    /// took the last such page holds them, without a compare, if the writer
+    /// gave the same token and the buffer is in use and unchanged since (its
+    /// own token the same).
+    pub fn set_page_from(&mut self, f: usize, data: &[u8], from: TailToken) {
+        let (t, b, bt) = self.last_from;
+        if t == from && b != NONE && self.refs[b as usize] > 0 && self.tokens[b as usize] == bt {
+            debug_assert!(self.buf(b)[HEAD..] == data[HEAD..], "a token names one tail's bytes");
+            self.share_tail(f, b, data);
+            return;
+        }
+        self.set_page(f, data);
+        let b = self.of[f];
+        self.last_from = (from, b, self.tokens[b as usize]);
+    }
+
+    /// Frame `f` becomes `data`, whose bytes after the head buffer `b`
+    /// holds (and which holds at least one reference).
+    fn share_tail(&mut self, f: usize, b: u32, data: &[u8]) {
+        self.share(f, b);
+        if self.refs[b as usize] == 1 {
+            // Its own buffer: the head goes in place.
+            self.buf_mut(b)[..HEAD].copy_from_slice(&data[..HEAD]);
+            self.mixed[f] = false;
+        } else {
+            self.head[f].copy_from_slice(&data[..HEAD]);
+            self.mixed[f] = true;
+        }
     }
 
     /// Frame `f` uses buffer `b` (which holds at least one reference).
@@ -386,6 +404,8 @@ mod tests {
         Poke(usize, usize, u8),
         /// page_mut(frame).fill(v) (what a read into the frame does)
         Fill(usize, u8),
+        /// set_page_from(frame, one of a few pages with this head, its token)
+        From(usize, u8, u64),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -395,6 +415,7 @@ mod tests {
                 .prop_map(|(f, p, c)| Op::Set(f, p, c)),
             (0usize..24, at, any::<u8>()).prop_map(|(f, a, v)| Op::Poke(f, a, v)),
             (0usize..24, 0u8..3).prop_map(|(f, v)| Op::Fill(f, v)),
+            (0usize..24, 0u8..4, 0u64..3).prop_map(|(f, p, h)| Op::From(f, p, h)),
         ]
     }
 
@@ -409,14 +430,23 @@ mod tests {
             for _ in 0..24 {
                 fr.push();
             }
+            // A writer's token per page it writes (the tails never change).
+            let from: Vec<u64> = (0..4).map(|_| crate::types::new_tail_token()).collect();
+            let page_of = |p: u8| -> Vec<u8> { (0..PAGE).map(|i| (i as u8).wrapping_mul(p | 1).wrapping_add(p)).collect() };
             for o in ops {
                 match o {
                     Op::Set(f, p, change) => {
-                        let mut page: Vec<u8> = (0..PAGE).map(|i| (i as u8).wrapping_mul(p | 1).wrapping_add(p)).collect();
+                        let mut page = page_of(p);
                         if let Some((a, v)) = change {
                             page[a] = v;
                         }
                         fr.set_page(f, &page);
+                        oracle[f] = page;
+                    }
+                    Op::From(f, p, h) => {
+                        let mut page = page_of(p);
+                        page[..HEAD].copy_from_slice(&(h * 0x0101_0101).to_le_bytes());
+                        fr.set_page_from(f, &page, from[p as usize]);
                         oracle[f] = page;
                     }
                     Op::Poke(f, a, v) => {

@@ -13,6 +13,18 @@ pub const TAIL_HEAD: usize = 8;
 /// same length are equal from byte [`TAIL_HEAD`] on.
 pub type TailToken = u64;
 
+/// The next [`TailToken`] (unique in the process, whichever cache, writer or
+/// thread takes it).
+static NEXT_TAIL_TOKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// A [`TailToken`] given out never before: the page cache's for its
+/// buffers, a writer's for a buffer it writes again and again
+/// ([`FileSystem::write_tail`]), taken anew whenever those bytes change.
+#[inline]
+pub fn new_tail_token() -> TailToken {
+    NEXT_TAIL_TOKEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// POSIX-like error numbers of the file API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Errno {
@@ -91,6 +103,13 @@ pub trait FileSystem {
         Ok(())
     }
     fn write(&mut self, fd: Fd, offset: u64, data: &[u8]) -> Result<usize, Self::Error>;
+    /// [`write`](Self::write), with the writer's [`TailToken`] of `data`'s
+    /// bytes after the first [`TAIL_HEAD`] (two writes with the same token
+    /// have equal bytes there, up to the shorter's end): a page cache may
+    /// know a page equal to one it holds without comparing. Default: `write`.
+    fn write_tail(&mut self, fd: Fd, offset: u64, data: &[u8], _tail: Option<TailToken>) -> Result<usize, Self::Error> {
+        self.write(fd, offset, data)
+    }
     fn truncate(&mut self, path: &str, size: u64) -> Result<(), Self::Error>;
     fn ftruncate(&mut self, fd: Fd, size: u64) -> Result<(), Self::Error>;
     fn unlink(&mut self, path: &str) -> Result<(), Self::Error>;
