@@ -216,6 +216,18 @@ mod tests {
         }
         assert_eq!(memo.shifts.len(), SHIFTS, "one Shift per length, the oldest replaced");
         assert_eq!(memo.hash(&base[..100], 48, None), crc32fast::hash(&base[..100]));
+        // Tails named by an id: hashed as crc32fast, kept under the id, and
+        // a tail with another id (or none) compared as before.
+        let mut other = base.clone();
+        other[3000] ^= 4;
+        for (b, id) in [(&base, Some(5)), (&base, Some(5)), (&base, Some(5)), (&other, Some(6)), (&other, Some(6))] {
+            let mut b = b.clone();
+            b[..16].fill(id.unwrap_or(0) as u8);
+            assert_eq!(memo.hash(&b, 48, id), crc32fast::hash(&b));
+        }
+        assert_eq!(memo.kept_id, Some(6));
+        assert_eq!(memo.hash(&other, 48, Some(6)), crc32fast::hash(&other));
+        assert_eq!(memo.hash(&base, 48, None), crc32fast::hash(&base));
         // Alternating tails of equal keys but different bytes never mix up.
         let mut other = base.clone();
         other[1000] ^= 1;
