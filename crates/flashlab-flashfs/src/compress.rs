@@ -70,7 +70,7 @@ pub(crate) fn compress_shrunk_tail(
     page_tail: Option<TailToken>,
 ) -> (Option<(Compression, Vec<u8>)>, Option<TailId>) {
     let (out, tail) = match c {
-        Compression::None => (None, None),
+        Compression::None => return (None, None),
         // No match: lz4_flex would emit every byte as a literal plus a token, longer
         // than `data`, so the rule below would store it plain; skip the encoder.
         Compression::Lz4 => match lz4_probe(data, page_tail) {

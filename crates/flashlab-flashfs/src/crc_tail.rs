@@ -107,7 +107,7 @@ impl TailCrc {
             return crc32fast::hash(data);
         }
         let (h, t) = data.split_at(head);
-        if self.kept && id.is_some() && id == self.kept_id && self.tail.len() == t.len() {
+        if id.is_some() && id == self.kept_id && self.kept && self.tail.len() == t.len() {
             debug_assert!(self.tail[..] == *t, "an id names one tail's bytes");
             return self.shifts[self.shift].apply(crc32fast::hash(h)) ^ self.tail_crc;
         }
@@ -220,13 +220,14 @@ mod tests {
         // a tail with another id (or none) compared as before.
         let mut other = base.clone();
         other[3000] ^= 4;
-        for (b, id) in [(&base, Some(5)), (&base, Some(5)), (&base, Some(5)), (&other, Some(6)), (&other, Some(6))] {
+        let (five, six) = (TailId::new(5), TailId::new(6));
+        for (b, id) in [(&base, five), (&base, five), (&base, five), (&other, six), (&other, six)] {
             let mut b = b.clone();
-            b[..16].fill(id.unwrap_or(0) as u8);
+            b[..16].fill(id.map_or(0, |i| i.get()) as u8);
             assert_eq!(memo.hash(&b, 48, id), crc32fast::hash(&b));
         }
-        assert_eq!(memo.kept_id, Some(6));
-        assert_eq!(memo.hash(&other, 48, Some(6)), crc32fast::hash(&other));
+        assert_eq!(memo.kept_id, six);
+        assert_eq!(memo.hash(&other, 48, six), crc32fast::hash(&other));
         assert_eq!(memo.hash(&base, 48, None), crc32fast::hash(&base));
         // Alternating tails of equal keys but different bytes never mix up.
         let mut other = base.clone();

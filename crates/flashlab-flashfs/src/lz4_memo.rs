@@ -97,12 +97,13 @@ fn visited(n: usize) -> impl Iterator<Item = usize> {
 /// each time its kept bytes change and never reuses one, so two blocks given
 /// the same id by one memo have equal bytes after their first [`HEAD`]
 /// (`crc_tail.rs` uses this instead of comparing the tail again).
-pub(crate) type TailId = u64;
+/// Non-zero, so that `Option<TailId>` is one word.
+pub(crate) type TailId = std::num::NonZeroU64;
 
 /// The last block's tail, and its summary once a second block shared it.
 pub(crate) struct TailMemo {
     tail: Vec<u8>,
-    /// The id of `tail`'s bytes (0 before the first tail).
+    /// The id of `tail`'s bytes.
     id: TailId,
     /// The page cache's token of `tail`'s bytes, if one came with them
     /// (`flashlab_vfs::TailToken`: equal tokens, equal bytes).
@@ -116,7 +117,7 @@ pub(crate) struct TailMemo {
 
 impl TailMemo {
     pub(crate) const fn new() -> TailMemo {
-        TailMemo { tail: Vec::new(), id: 0, token: None, summary: None, spare: None, seen: SeenBlocks::new() }
+        TailMemo { tail: Vec::new(), id: TailId::MIN, token: None, summary: None, spare: None, seen: SeenBlocks::new() }
     }
 
     /// Exactly [`finds_no_match`]`(data)`.
@@ -143,7 +144,7 @@ impl TailMemo {
             }
             self.tail.clear();
             self.tail.extend_from_slice(&data[HEAD..]);
-            self.id += 1;
+            self.id = self.id.checked_add(1).expect("fewer than 2^64 tails");
             self.token = token;
             self.spare = self.summary.take().or(self.spare.take());
             let answer = finds_no_match(data);
