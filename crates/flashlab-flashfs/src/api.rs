@@ -1,7 +1,7 @@
 //! The file API: paths, directories, files, handles.
 
 use crate::codec::DataFields;
-use crate::compress::{compress, compress_shrunk, decompress, Compression};
+use crate::compress::{compress, compress_shrunk_tail, decompress, Compression};
 use crate::error::{Errno, FsError, FsResult};
 use crate::fs::{Fd, Fs};
 use crate::hot::Class;
@@ -10,6 +10,7 @@ use crate::node::{
     DataNode, DentNode, InoNode, Loc, Node, COMPR_ELIDED, DATA_NODE_BYTES, DENT_NODE_BYTES, INO_NODE_BYTES,
     TRUN_NODE_BYTES,
 };
+use flashlab_vfs::TailToken;
 
 use flashlab_ubi::Ubi;
 
@@ -369,17 +370,28 @@ impl Fs {
     /// payload, with no `DataNode` nor copy of the bytes of its own
     /// (`ubifs_jnl_write_data`, fs/ubifs/journal.c, compresses into the
     /// node it writes).
-    pub(crate) fn journal_write_block(&mut self, h: usize, inum: u32, b: u32, bytes: &[u8]) -> FsResult<Loc> {
+    ///
+    /// `page_tail`: the page cache's token of `bytes` after the first
+    /// `lz4_memo::HEAD` (`flashlab_vfs::TailToken`), where it gave one.
+    pub(crate) fn journal_write_block(
+        &mut self,
+        h: usize,
+        inum: u32,
+        b: u32,
+        bytes: &[u8],
+        page_tail: Option<TailToken>,
+    ) -> FsResult<Loc> {
         if self.cfg.elide_payload {
             let node = self.data_node(inum, b, bytes);
             return Ok(self.journal_write(h, &[node])?[0]);
         }
         let size = bytes.len() as u32;
-        match compress_shrunk(self.cfg.compression, bytes) {
-            Some((c, p)) => {
-                self.journal_write_data(h, DataFields { inum, block: b, size, compr: c.code(), payload: &p })
+        match compress_shrunk_tail(self.cfg.compression, bytes, page_tail) {
+            (Some((c, p)), _) => self
+                .journal_write_data(h, DataFields { inum, block: b, size, compr: c.code(), payload: &p, tail: None }),
+            (None, tail) => {
+                self.journal_write_data(h, DataFields { inum, block: b, size, compr: 0, payload: bytes, tail })
             }
-            None => self.journal_write_data(h, DataFields { inum, block: b, size, compr: 0, payload: bytes }),
         }
     }
 
@@ -434,7 +446,7 @@ impl Fs {
             };
             let key = Key::data(inum, b);
             let h = self.pick_head(Class::Data, std::slice::from_ref(&key), &[]);
-            let loc = self.journal_write_block(h, inum, b, partial.as_deref().unwrap_or(src))?;
+            let loc = self.journal_write_block(h, inum, b, partial.as_deref().unwrap_or(src), None)?;
             self.idx_set(h, &key, loc);
             pos = b as u64 * BLOCK + e as u64;
         }

@@ -234,9 +234,14 @@ impl Node {
     /// A data node's fields for [`DataFields::encode_into`]; None for other nodes.
     pub fn data_fields(&self) -> Option<DataFields<'_>> {
         match self {
-            Node::Data(d) => {
-                Some(DataFields { inum: d.inum, block: d.block, size: d.size, compr: d.compr, payload: &d.payload })
-            }
+            Node::Data(d) => Some(DataFields {
+                inum: d.inum,
+                block: d.block,
+                size: d.size,
+                compr: d.compr,
+                payload: &d.payload,
+                tail: None,
+            }),
             _ => None,
         }
     }
@@ -279,6 +284,10 @@ pub struct DataFields<'a> {
     pub size: u32,
     pub compr: u8,
     pub payload: &'a [u8],
+    /// The LZ4 tail memo's id of `payload`'s bytes after its [`STAMP`], if
+    /// it gave one (`compress::compress_shrunk_tail`): the node's CRC then
+    /// takes the kept tail's part without comparing it (`crc_tail.rs`).
+    pub(crate) tail: Option<crate::lz4_memo::TailId>,
 }
 
 impl DataFields<'_> {
@@ -303,7 +312,7 @@ impl DataFields<'_> {
         out.push(self.compr);
         out.resize(at + DATA_NODE_BYTES, 0);
         out.extend_from_slice(self.payload);
-        let crc = crate::crc_tail::hash_with_tail(&out[at + 8..at + len], DATA_CRC_HEAD);
+        let crc = crate::crc_tail::hash_with_tail(&out[at + 8..at + len], DATA_CRC_HEAD, self.tail);
         out[at + 4..at + 8].copy_from_slice(&crc.to_le_bytes());
         out.resize(at + align(len), 0);
     }
@@ -327,6 +336,8 @@ pub fn leaf_key(h: &Hdr, b: &[u8]) -> Option<Key> {
 /// rest repeats the last data node's (a record's stamp, as `lz4_memo.rs`'s
 /// `HEAD`).
 const STAMP: usize = 8;
+// A payload's tail is the LZ4 memo's block tail (`DataFields::tail`).
+const _: () = assert!(STAMP == crate::lz4_memo::HEAD);
 
 /// Bytes of a data node's CRC range (from byte 8 of the node) before its
 /// payload's tail: the rest of the header, the data fields and the
@@ -337,7 +348,7 @@ const DATA_CRC_HEAD: usize = (DATA_NODE_BYTES - 8) + STAMP;
 /// `crc32fast::hash(b)`, a data node's through the repeated-tail memo.
 fn node_crc(ntype: u8, b: &[u8]) -> u32 {
     if ntype == T_DATA {
-        crate::crc_tail::hash_with_tail(b, DATA_CRC_HEAD)
+        crate::crc_tail::hash_with_tail(b, DATA_CRC_HEAD, None)
     } else {
         crc32fast::hash(b)
     }

@@ -1,6 +1,7 @@
 //! Data-node compression: none, LZ4, zlib, zstd.
 
-use crate::lz4_memo::TailMemo;
+use crate::lz4_memo::{TailId, TailMemo};
+use flashlab_vfs::TailToken;
 use serde::Deserialize;
 
 /// Compression of 4 KiB data blocks.
@@ -40,9 +41,10 @@ thread_local! {
     static LZ4_MEMO: std::cell::RefCell<TailMemo> = const { std::cell::RefCell::new(TailMemo::new()) };
 }
 
-/// `finds_no_match` through this thread's tail memo.
-fn lz4_finds_no_match(data: &[u8]) -> bool {
-    LZ4_MEMO.with(|m| m.borrow_mut().finds_no_match(data))
+/// `finds_no_match` through this thread's tail memo, with the memo's id of
+/// `data`'s tail where it has one (`TailMemo::probe`).
+fn lz4_probe(data: &[u8], page_tail: Option<TailToken>) -> (bool, Option<TailId>) {
+    LZ4_MEMO.with(|m| m.borrow_mut().probe(data, page_tail))
 }
 
 /// Compresses; falls back to `None` when it does not shrink the data.
@@ -54,16 +56,34 @@ pub fn compress(c: Compression, data: &[u8]) -> (Compression, Vec<u8>) {
 /// stores `data` as it is (`None`, a copy of `data`), so that a writer can
 /// encode the node from the caller's bytes instead of the copy.
 pub fn compress_shrunk(c: Compression, data: &[u8]) -> Option<(Compression, Vec<u8>)> {
-    let out = match c {
-        Compression::None => None,
+    compress_shrunk_tail(c, data, None).0
+}
+
+/// [`compress_shrunk`]; where it stores `data` as it is, also the LZ4 tail
+/// memo's id of `data`'s bytes after the first `lz4_memo::HEAD`, when the
+/// memo compared or kept them (a data node's CRC then needs no compare of
+/// its payload's tail: `crc_tail.rs`). `page_tail`: the page cache's token
+/// of those bytes, if any (`TailMemo::probe`).
+pub(crate) fn compress_shrunk_tail(
+    c: Compression,
+    data: &[u8],
+    page_tail: Option<TailToken>,
+) -> (Option<(Compression, Vec<u8>)>, Option<TailId>) {
+    let (out, tail) = match c {
+        Compression::None => return (None, None),
         // No match: lz4_flex would emit every byte as a literal plus a token, longer
         // than `data`, so the rule below would store it plain; skip the encoder.
-        Compression::Lz4 if lz4_finds_no_match(data) => None,
-        Compression::Lz4 => Some(lz4_flex::block::compress(data)),
-        Compression::Zlib => zlib(data),
-        Compression::Zstd => zstd::bulk::compress(data, 1).ok(),
+        Compression::Lz4 => match lz4_probe(data, page_tail) {
+            (true, tail) => (None, tail),
+            (false, tail) => (Some(lz4_flex::block::compress(data)), tail),
+        },
+        Compression::Zlib => (zlib(data), None),
+        Compression::Zstd => (zstd::bulk::compress(data, 1).ok(), None),
     };
-    out.filter(|o| o.len() < data.len()).map(|o| (c, o))
+    match out.filter(|o| o.len() < data.len()) {
+        Some(o) => (Some((c, o)), None),
+        None => (None, tail),
+    }
 }
 
 fn zlib(data: &[u8]) -> Option<Vec<u8>> {

@@ -19,6 +19,7 @@
 //! costs a comparison, never a wrong CRC; the unit tests check the result
 //! against `crc32fast::hash` for equal, changed and differently long tails.
 
+use crate::lz4_memo::TailId;
 use std::cell::RefCell;
 
 /// Shortest tail worth the memo (a shorter buffer is hashed directly).
@@ -82,6 +83,8 @@ pub(crate) struct TailCrc {
     /// Whether `tail` holds the bytes of the tail with key `key`.
     kept: bool,
     tail: Vec<u8>,
+    /// The LZ4 tail memo's id of `tail`'s bytes, if one was given with them.
+    kept_id: Option<TailId>,
     tail_crc: u32,
     /// `shifts[shift]` is for `tail.len()` while `kept`.
     shifts: Vec<Shift>,
@@ -90,19 +93,31 @@ pub(crate) struct TailCrc {
 
 impl TailCrc {
     pub(crate) const fn new() -> TailCrc {
-        TailCrc { key: 0, kept: false, tail: Vec::new(), tail_crc: 0, shifts: Vec::new(), shift: 0 }
+        TailCrc { key: 0, kept: false, tail: Vec::new(), kept_id: None, tail_crc: 0, shifts: Vec::new(), shift: 0 }
     }
 
     /// Exactly `crc32fast::hash(data)`; `data[head..]` is the part that may
     /// repeat the last call's.
-    pub(crate) fn hash(&mut self, data: &[u8], head: usize) -> u32 {
+    ///
+    /// `id`, if given, is the LZ4 tail memo's id of `data[head..]`'s bytes
+    /// (`lz4_memo::TailId`): a kept tail known by the same id is equal to it
+    /// without a comparison.
+    pub(crate) fn hash(&mut self, data: &[u8], head: usize, id: Option<TailId>) -> u32 {
         if data.len() < head + MIN_TAIL {
             return crc32fast::hash(data);
         }
         let (h, t) = data.split_at(head);
+        if id.is_some() && id == self.kept_id && self.kept && self.tail.len() == t.len() {
+            debug_assert!(self.tail[..] == *t, "an id names one tail's bytes");
+            return self.shifts[self.shift].apply(crc32fast::hash(h)) ^ self.tail_crc;
+        }
         let key = key_of(t);
         if key == self.key && self.kept && self.tail[..] == *t {
             debug_assert_eq!(self.shifts[self.shift].len, t.len());
+            if id.is_some() {
+                // Compared equal: the id names the kept bytes too.
+                self.kept_id = id;
+            }
             return self.shifts[self.shift].apply(crc32fast::hash(h)) ^ self.tail_crc;
         }
         if key != self.key {
@@ -111,7 +126,7 @@ impl TailCrc {
             self.key = key;
             self.kept = false;
         } else if !self.kept {
-            self.keep(t);
+            self.keep(t, id);
         } else {
             // Same key, other bytes: wait for a second sight of these.
             self.kept = false;
@@ -119,7 +134,8 @@ impl TailCrc {
         crc32fast::hash(data)
     }
 
-    fn keep(&mut self, t: &[u8]) {
+    fn keep(&mut self, t: &[u8], id: Option<TailId>) {
+        self.kept_id = id;
         self.tail.clear();
         self.tail.extend_from_slice(t);
         self.tail_crc = crc32fast::hash(t);
@@ -148,8 +164,9 @@ thread_local! {
 
 /// `crc32fast::hash(data)` through this thread's [`TailCrc`]: `data[head..]`
 /// may repeat the last call's.
-pub(crate) fn hash_with_tail(data: &[u8], head: usize) -> u32 {
-    DATA_TAIL.with(|m| m.borrow_mut().hash(data, head))
+/// `id` as [`TailCrc::hash`]'s.
+pub(crate) fn hash_with_tail(data: &[u8], head: usize, id: Option<TailId>) -> u32 {
+    DATA_TAIL.with(|m| m.borrow_mut().hash(data, head, id))
 }
 
 #[cfg(test)]
@@ -179,7 +196,7 @@ mod tests {
             let mut b = base.clone();
             b[..16].copy_from_slice(&[i.to_le_bytes(), (i * 77).to_le_bytes()].concat());
             let was_kept = memo.kept;
-            assert_eq!(memo.hash(&b, 48), crc32fast::hash(&b), "record {i}");
+            assert_eq!(memo.hash(&b, 48, None), crc32fast::hash(&b), "record {i}");
             hits += usize::from(was_kept && memo.kept);
         }
         assert!(hits >= 47, "the tail is kept after two sights: {hits}");
@@ -188,23 +205,36 @@ mod tests {
         for at in [48usize, 60, 2000, 2096, 4136, 4143] {
             let mut b = base.clone();
             b[at] ^= 0x10;
-            assert_eq!(memo.hash(&b, 48), crc32fast::hash(&b), "byte {at} changed");
-            assert_eq!(memo.hash(&base, 48), crc32fast::hash(&base));
-            assert_eq!(memo.hash(&base, 48), crc32fast::hash(&base));
+            assert_eq!(memo.hash(&b, 48, None), crc32fast::hash(&b), "byte {at} changed");
+            assert_eq!(memo.hash(&base, 48, None), crc32fast::hash(&base));
+            assert_eq!(memo.hash(&base, 48, None), crc32fast::hash(&base));
         }
         for len in [48 + 512, 48 + 1000, base.len(), 48 + 600, 48 + 700, 48 + 800, 48 + 1000] {
             for _ in 0..3 {
-                assert_eq!(memo.hash(&base[..len], 48), crc32fast::hash(&base[..len]), "len {len}");
+                assert_eq!(memo.hash(&base[..len], 48, None), crc32fast::hash(&base[..len]), "len {len}");
             }
         }
         assert_eq!(memo.shifts.len(), SHIFTS, "one Shift per length, the oldest replaced");
-        assert_eq!(memo.hash(&base[..100], 48), crc32fast::hash(&base[..100]));
+        assert_eq!(memo.hash(&base[..100], 48, None), crc32fast::hash(&base[..100]));
+        // Tails named by an id: hashed as crc32fast, kept under the id, and
+        // a tail with another id (or none) compared as before.
+        let mut other = base.clone();
+        other[3000] ^= 4;
+        let (five, six) = (TailId::new(5), TailId::new(6));
+        for (b, id) in [(&base, five), (&base, five), (&base, five), (&other, six), (&other, six)] {
+            let mut b = b.clone();
+            b[..16].fill(id.map_or(0, |i| i.get()) as u8);
+            assert_eq!(memo.hash(&b, 48, id), crc32fast::hash(&b));
+        }
+        assert_eq!(memo.kept_id, six);
+        assert_eq!(memo.hash(&other, 48, six), crc32fast::hash(&other));
+        assert_eq!(memo.hash(&base, 48, None), crc32fast::hash(&base));
         // Alternating tails of equal keys but different bytes never mix up.
         let mut other = base.clone();
         other[1000] ^= 1;
         for _ in 0..6 {
-            assert_eq!(memo.hash(&base, 48), crc32fast::hash(&base));
-            assert_eq!(memo.hash(&other, 48), crc32fast::hash(&other));
+            assert_eq!(memo.hash(&base, 48, None), crc32fast::hash(&base));
+            assert_eq!(memo.hash(&other, 48, None), crc32fast::hash(&other));
         }
     }
 }

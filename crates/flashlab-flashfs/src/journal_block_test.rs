@@ -51,7 +51,7 @@ fn journal_write_block_writes_what_journal_write_of_data_node_does() {
             for round in 0..12u32 {
                 for (i, bytes) in blocks().iter().enumerate() {
                     let blk = round * 8 + i as u32;
-                    let la = a.journal_write_block(DATA, inum, blk, bytes).unwrap();
+                    let la = a.journal_write_block(DATA, inum, blk, bytes, None).unwrap();
                     let node = b.data_node(inum, blk, bytes);
                     let lb = b.journal_write(DATA, &[node]).unwrap()[0];
                     assert_eq!(la, lb, "{compression:?} elide {elide_payload} block {blk}");

@@ -28,14 +28,16 @@
 //!
 //! So the summary keeps, per slot, the word of the first tail position in it,
 //! and whether the tail matches internally. The property test below checks
-//! [`TailMemo::finds_no_match`] against [`finds_no_match`] on blocks sharing
+//! [`TailMemo::probe`] against [`finds_no_match`] on blocks sharing
 //! tails, with heads copied from the tail so that head and tail words collide.
 
 use crate::lz4_probe::{finds_no_match, replayed, slot, word, MFLIMIT, SKIP_SHIFT, TABLE};
 use crate::lz4_seen::SeenBlocks;
+use flashlab_vfs::TailToken;
 
-/// Bytes at the front of a block that may differ from the previous block's.
-pub(crate) const HEAD: usize = 8;
+/// Bytes at the front of a block that may differ from the previous block's
+/// (those a page cache's `TailToken` leaves out).
+pub(crate) const HEAD: usize = flashlab_vfs::TAIL_HEAD;
 /// Blocks shorter than this are probed directly (the head must be visited
 /// whole, and short blocks are cheap).
 const MIN_BLOCK: usize = 64;
@@ -91,9 +93,21 @@ fn visited(n: usize) -> impl Iterator<Item = usize> {
     })
 }
 
+/// Names the bytes of a tail [`TailMemo`] kept: the memo takes a new id
+/// each time its kept bytes change and never reuses one, so two blocks given
+/// the same id by one memo have equal bytes after their first [`HEAD`]
+/// (`crc_tail.rs` uses this instead of comparing the tail again).
+/// Non-zero, so that `Option<TailId>` is one word.
+pub(crate) type TailId = std::num::NonZeroU64;
+
 /// The last block's tail, and its summary once a second block shared it.
 pub(crate) struct TailMemo {
     tail: Vec<u8>,
+    /// The id of `tail`'s bytes.
+    id: TailId,
+    /// The page cache's token of `tail`'s bytes, if one came with them
+    /// (`flashlab_vfs::TailToken`: equal tokens, equal bytes).
+    token: Option<TailToken>,
     summary: Option<Summary>,
     /// A summary's tables, kept for the next tail.
     spare: Option<Summary>,
@@ -103,28 +117,39 @@ pub(crate) struct TailMemo {
 
 impl TailMemo {
     pub(crate) const fn new() -> TailMemo {
-        TailMemo { tail: Vec::new(), summary: None, spare: None, seen: SeenBlocks::new() }
+        TailMemo { tail: Vec::new(), id: TailId::MIN, token: None, summary: None, spare: None, seen: SeenBlocks::new() }
     }
 
     /// Exactly [`finds_no_match`]`(data)`.
+    #[cfg(test)]
     pub(crate) fn finds_no_match(&mut self, data: &[u8]) -> bool {
+        self.probe(data, None).0
+    }
+
+    /// Exactly [`finds_no_match`]`(data)`, and the id of the kept tail where
+    /// `data[HEAD..]` equals it on return (compared here, or just copied).
+    /// `token`, if given, is the page cache's token of `data[HEAD..]`: a
+    /// kept tail of the same length known by it is equal without a compare.
+    pub(crate) fn probe(&mut self, data: &[u8], token: Option<TailToken>) -> (bool, Option<TailId>) {
         let n = data.len();
         if !replayed(n) || n < MIN_BLOCK {
-            return finds_no_match(data);
+            return (finds_no_match(data), None);
         }
-        if self.tail.len() + HEAD != n || self.tail[..] != data[HEAD..] {
+        if !self.same_tail(data, token) {
             // A block equal to one probed before is answered as that one
             // was; the tail and its summary stay as they are (they still
             // describe each other), so no copy of the tail is made.
             if let Some(answer) = self.seen.get(data) {
-                return answer;
+                return (answer, None);
             }
             self.tail.clear();
             self.tail.extend_from_slice(&data[HEAD..]);
+            self.id = self.id.checked_add(1).expect("fewer than 2^64 tails");
+            self.token = token;
             self.spare = self.summary.take().or(self.spare.take());
             let answer = finds_no_match(data);
             self.seen.put(data, answer);
-            return answer;
+            return (answer, Some(self.id));
         }
         let summary = match &mut self.summary {
             Some(s) => s,
@@ -134,7 +159,27 @@ impl TailMemo {
                 s.insert(new)
             }
         };
-        no_match_with(summary, data)
+        (no_match_with(summary, data), Some(self.id))
+    }
+
+    /// Whether `data[HEAD..]` equals the kept tail: by the token, else by
+    /// comparing (which, where equal, makes `token` name the kept tail too).
+    #[inline]
+    fn same_tail(&mut self, data: &[u8], token: Option<TailToken>) -> bool {
+        if self.tail.len() + HEAD != data.len() {
+            return false;
+        }
+        if token.is_some() && token == self.token {
+            debug_assert!(self.tail[..] == data[HEAD..], "a token names one tail's bytes");
+            return true;
+        }
+        if self.tail[..] != data[HEAD..] {
+            return false;
+        }
+        if token.is_some() {
+            self.token = token;
+        }
+        true
     }
 }
 
@@ -212,6 +257,36 @@ mod tests {
                 agrees(&b)?;
             }
         }
+    }
+
+    #[test]
+    fn equal_tails_share_an_id_and_a_page_token_stands_for_the_compare() {
+        let base = crate::lz4_probe::tests::noise(4096, 7);
+        let mut other = base.clone();
+        other[2000] ^= 1;
+        let mut memo = TailMemo::new();
+        let stamped = |b: &[u8], i: u64| {
+            let mut b = b.to_vec();
+            b[..HEAD].copy_from_slice(&i.to_le_bytes());
+            b
+        };
+        let (a, id) = memo.probe(&stamped(&base, 1), None);
+        assert_eq!(a, finds_no_match(&stamped(&base, 1)));
+        let id = id.expect("a copied tail has an id");
+        for i in 2..6 {
+            let b = stamped(&base, i);
+            assert_eq!(memo.probe(&b, Some(40)), (finds_no_match(&b), Some(id)), "record {i}");
+        }
+        // Another tail under another token: compared, copied, a new id; then
+        // known by its token (the debug assertion checks the bytes); a
+        // shorter block under the same token is not taken for it.
+        let b = stamped(&other, 9);
+        let (_, id2) = memo.probe(&b, Some(41));
+        assert!(id2.is_some_and(|i| i != id));
+        assert_eq!(memo.probe(&stamped(&other, 10), Some(41)).1, id2, "known by the token");
+        let short = &stamped(&other, 11)[..4000];
+        assert_eq!(memo.probe(short, Some(41)).0, finds_no_match(short));
+        assert_ne!(memo.probe(&stamped(&base, 12), Some(41)).1, id2);
     }
 
     #[test]

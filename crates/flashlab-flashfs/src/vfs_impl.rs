@@ -8,7 +8,7 @@ use crate::error::{Errno, FsError, FsResult};
 use crate::fs::Fs;
 use crate::hot::Class;
 use crate::key::Key;
-use flashlab_vfs::{DirEntry, Fd, FileSystem, Stat, StatFs};
+use flashlab_vfs::{DirEntry, Fd, FileSystem, Stat, StatFs, TailToken};
 
 /// nandsim's delays (drivers/mtd/nand/raw/nandsim.c: `access_delay` 25 µs,
 /// `programm_delay` 200 µs, `erase_delay` 2 ms): the device time a call
@@ -37,7 +37,7 @@ impl Fs {
         self.geo.max_node_bytes() as u64
     }
 
-    fn do_writepage(&mut self, inum: u32, index: u64, data: &[u8]) -> FsResult<()> {
+    fn do_writepage(&mut self, inum: u32, index: u64, data: &[u8], tail: Option<TailToken>) -> FsResult<()> {
         if data.is_empty() {
             return Ok(());
         }
@@ -56,7 +56,7 @@ impl Fs {
         let b = index as u32;
         let key = Key::data(inum, b);
         let h = self.pick_head(Class::Data, std::slice::from_ref(&key), &[]);
-        let loc = self.journal_write_block(h, inum, b, data)?;
+        let loc = self.journal_write_block(h, inum, b, data, tail)?;
         self.idx_set(h, &key, loc);
         self.counters.ops += 1;
         Ok(())
@@ -164,7 +164,11 @@ impl FileSystem for Fs {
     }
 
     fn writepage(&mut self, inum: u32, index: u64, data: &[u8]) -> FsResult<()> {
-        self.run(|fs| fs.do_writepage(inum, index, data))
+        self.run(|fs| fs.do_writepage(inum, index, data, None))
+    }
+
+    fn writepage_tail(&mut self, inum: u32, index: u64, data: &[u8], tail: Option<TailToken>) -> FsResult<()> {
+        self.run(|fs| fs.do_writepage(inum, index, data, tail))
     }
 
     fn write_inode(&mut self, inum: u32, size: u64) -> FsResult<()> {

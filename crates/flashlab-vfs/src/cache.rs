@@ -14,7 +14,7 @@ use crate::lru::{IntMap, Lru, PageKey};
 use crate::pagemap::FileMap;
 use crate::readahead::{self, RaRead, RaState};
 use crate::settings::CacheSettings;
-use crate::types::{DirEntry, Errno, Fd, FileSystem, Stat, StatFs, PAGE_BYTES};
+use crate::types::{DirEntry, Errno, Fd, FileSystem, Stat, StatFs, TailToken, PAGE_BYTES};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -314,7 +314,8 @@ impl<F: FileSystem> PageCache<F> {
             return Ok(());
         }
         let fs = &mut self.fs;
-        self.frames.with_page(f, |page| fs.writepage(key.0, key.1, &page[..valid]))
+        let tail = self.frames.tail_token(f);
+        self.frames.with_page(f, |page| fs.writepage_tail(key.0, key.1, &page[..valid], tail))
     }
 
     /// Marks a dirty page clean (after writeback).
@@ -382,7 +383,7 @@ impl<F: FileSystem> PageCache<F> {
         Ok(f)
     }
 
-    fn do_write(&mut self, fd: Fd, offset: u64, data: &[u8]) -> Result<usize, F::Error> {
+    fn do_write(&mut self, fd: Fd, offset: u64, data: &[u8], tail: Option<TailToken>) -> Result<usize, F::Error> {
         let inum = self.fd_inum(fd)?;
         if data.is_empty() {
             return Ok(0);
@@ -395,7 +396,7 @@ impl<F: FileSystem> PageCache<F> {
         let fresh_dirty = (first..=last).filter(|i| !self.page((inum, *i)).is_some_and(|p| p.1)).count() as u64;
         self.reserve(fresh_dirty)?;
         let mut budget = fresh_dirty;
-        let r = self.copy_in(fd, inum, offset, data, &mut budget);
+        let r = self.copy_in(fd, inum, offset, data, tail, &mut budget);
         self.fs.release_pages(budget);
         r?;
         self.balance_dirty_pages()?;
@@ -467,8 +468,18 @@ impl<F: FileSystem> PageCache<F> {
         Ok(Progress::None)
     }
 
-    /// Copies `data` into the page cache at `offset` (pages budgeted: `budget`).
-    fn copy_in(&mut self, fd: Fd, inum: u32, offset: u64, data: &[u8], budget: &mut u64) -> Result<(), F::Error> {
+    /// Copies `data` into the page cache at `offset` (pages budgeted:
+    /// `budget`; `tail`: the writer's token of `data` after its head, which
+    /// names the first page's tail where that page is whole).
+    fn copy_in(
+        &mut self,
+        fd: Fd,
+        inum: u32,
+        offset: u64,
+        data: &[u8],
+        tail: Option<TailToken>,
+        budget: &mut u64,
+    ) -> Result<(), F::Error> {
         let end = offset + data.len() as u64;
         let mut pos = offset;
         while pos < end {
@@ -487,7 +498,10 @@ impl<F: FileSystem> PageCache<F> {
             let f = self.dirty_page(fd, inum, index, fill, budget)?;
             let src = &data[(pos - offset) as usize..(pos - offset) as usize + e - s];
             if e - s == PAGE {
-                self.frames.set_page(f, src);
+                match tail {
+                    Some(t) if pos == offset => self.frames.set_page_from(f, src, t),
+                    _ => self.frames.set_page(f, src),
+                }
             } else {
                 self.frame_mut(f)[s..e].copy_from_slice(src);
             }
@@ -751,7 +765,13 @@ impl<F: FileSystem> FileSystem for PageCache<F> {
 
     fn write(&mut self, fd: Fd, offset: u64, data: &[u8]) -> Result<usize, F::Error> {
         let d = self.enter(data.len())?;
-        let r = self.do_write(fd, offset, data);
+        let r = self.do_write(fd, offset, data, None);
+        self.leave(d, r)
+    }
+
+    fn write_tail(&mut self, fd: Fd, offset: u64, data: &[u8], tail: Option<TailToken>) -> Result<usize, F::Error> {
+        let d = self.enter(data.len())?;
+        let r = self.do_write(fd, offset, data, tail);
         self.leave(d, r)
     }
 
@@ -858,6 +878,10 @@ impl<F: FileSystem> FileSystem for PageCache<F> {
 
     fn writepage(&mut self, inum: u32, index: u64, data: &[u8]) -> Result<(), F::Error> {
         self.fs.writepage(inum, index, data)
+    }
+
+    fn writepage_tail(&mut self, inum: u32, index: u64, data: &[u8], tail: Option<TailToken>) -> Result<(), F::Error> {
+        self.fs.writepage_tail(inum, index, data, tail)
     }
 
     fn write_inode(&mut self, inum: u32, size: u64) -> Result<(), F::Error> {

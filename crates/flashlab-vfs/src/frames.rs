@@ -18,17 +18,26 @@
 //! changed ([`Frames::page_mut`]) or written back ([`Frames::with_page`]:
 //! its head in the buffer for the call).
 //!
+//! Each buffer carries a [`TailToken`] naming its bytes after the head: a
+//! new one, from a process-wide counter, whenever they may change (a page
+//! copied in by [`Frames::set_page`], any [`Frames::page_mut`]), so equal
+//! tokens mean equal bytes; writeback hands a frame's token to the file
+//! system with its page ([`Frames::tail_token`]).
+//!
 //! Sharing is found through two small direct-mapped tables from a key of a
 //! few of a page's words (the whole page's, and the words after the head)
 //! to a buffer that held those bytes when it was entered; the bytes are
 //! always compared in full before a buffer is shared, so a stale or
 //! colliding entry costs a comparison, never a wrong page.
 
+use crate::types::{new_tail_token as new_token, TailToken, TAIL_HEAD};
+
 /// Buffers per chunk (1 MiB).
 pub(crate) const CHUNK_PAGES: usize = 256;
 const PAGE: usize = crate::types::PAGE_BYTES as usize;
-/// Bytes at a page's start a frame may hold instead of its buffer's.
-const HEAD: usize = 8;
+/// Bytes at a page's start a frame may hold instead of its buffer's (the
+/// bytes a buffer's [`TailToken`] does not cover).
+const HEAD: usize = TAIL_HEAD;
 /// No buffer: the frame reads as zeros.
 const NONE: u32 = u32::MAX;
 /// Slots of the content table (a power of two).
@@ -41,6 +50,8 @@ pub(crate) struct Frames {
     of: Vec<u32>,
     /// Buffer → frames using it.
     refs: Vec<u32>,
+    /// Buffer → the token of its bytes after the head.
+    tokens: Vec<TailToken>,
     /// Buffers no frame uses.
     spare: Vec<u32>,
     /// Content key → (key, buffer) of a page entered with it.
@@ -50,6 +61,9 @@ pub(crate) struct Frames {
     /// Frame → whether its first [`HEAD`] bytes are `head[f]`, not its buffer's.
     mixed: Vec<bool>,
     head: Vec<[u8; HEAD]>,
+    /// The last page set from a writer's token ([`Frames::set_page_from`]):
+    /// (that token, the buffer holding its tail, the buffer's token then).
+    last_from: (TailToken, u32, TailToken),
 }
 
 impl Default for Frames {
@@ -58,11 +72,13 @@ impl Default for Frames {
             chunks: Vec::new(),
             of: Vec::new(),
             refs: Vec::new(),
+            tokens: Vec::new(),
             spare: Vec::new(),
             table: vec![(0, NONE); SLOTS],
             tails: vec![(0, NONE); SLOTS],
             mixed: Vec::new(),
             head: Vec::new(),
+            last_from: (0, NONE, 0),
         }
     }
 }
@@ -144,6 +160,7 @@ impl Frames {
                         .push(map.unwrap_or_else(|e| panic!("cannot map {len} bytes of page-cache frames: {e}")));
                 }
                 self.refs.push(0);
+                self.tokens.push(0);
                 b as u32
             }
         };
@@ -191,6 +208,15 @@ impl Frames {
         r
     }
 
+    /// The token of frame `f`'s bytes after the head (None: it reads as zeros).
+    #[inline]
+    pub fn tail_token(&self, f: usize) -> Option<TailToken> {
+        match self.of[f] {
+            NONE => None,
+            b => Some(self.tokens[b as usize]),
+        }
+    }
+
     /// Appends bytes `s..e` of frame `f`'s page to `out`.
     #[inline]
     pub fn append(&self, f: usize, s: usize, e: usize, out: &mut Vec<u8>) {
@@ -212,6 +238,7 @@ impl Frames {
 
     /// Frame `f`'s bytes, to change: a buffer of its own, holding what the
     /// frame held (copied if it was shared, zeros if it had none).
+    /// The buffer takes a new token: the caller may change any byte.
     pub fn page_mut(&mut self, f: usize) -> &mut [u8] {
         let old = self.of[f];
         if old != NONE && self.refs[old as usize] == 1 {
@@ -219,6 +246,7 @@ impl Frames {
                 let h = self.head[f];
                 self.buf_mut(old)[..HEAD].copy_from_slice(&h);
             }
+            self.tokens[old as usize] = new_token();
             return self.buf_mut(old);
         }
         let b = self.new_buf();
@@ -234,6 +262,7 @@ impl Frames {
             }
         }
         self.of[f] = b;
+        self.tokens[b as usize] = new_token();
         self.buf_mut(b)
     }
 
@@ -252,15 +281,7 @@ impl Frames {
         let tkey = tail_key_of(data);
         let (k, cand) = self.tails[slot(tkey)];
         if k == tkey && cand != NONE && self.refs[cand as usize] > 0 && self.buf(cand)[HEAD..] == data[HEAD..] {
-            self.share(f, cand);
-            if self.refs[cand as usize] == 1 {
-                // Its own buffer: the head goes in place.
-                self.buf_mut(cand)[..HEAD].copy_from_slice(&data[..HEAD]);
-                self.mixed[f] = false;
-            } else {
-                self.head[f].copy_from_slice(&data[..HEAD]);
-                self.mixed[f] = true;
-            }
+            self.share_tail(f, cand, data);
             return;
         }
         let old = self.of[f];
@@ -274,8 +295,40 @@ impl Frames {
             b
         };
         self.buf_mut(b).copy_from_slice(data);
+        self.tokens[b as usize] = new_token();
         self.table[slot(key)] = (key, b);
         self.tails[slot(tkey)] = (tkey, b);
+    }
+
+    /// [`Frames::set_page`] where `from`, the writer's token, names
+    /// `data[HEAD..]`'s bytes (`FileSystem::write_tail`): the buffer that
+    /// took the last such page holds them, without a compare, if the writer
+    /// gave the same token and the buffer is in use and unchanged since (its
+    /// own token the same).
+    pub fn set_page_from(&mut self, f: usize, data: &[u8], from: TailToken) {
+        let (t, b, bt) = self.last_from;
+        if t == from && b != NONE && self.refs[b as usize] > 0 && self.tokens[b as usize] == bt {
+            debug_assert!(self.buf(b)[HEAD..] == data[HEAD..], "a token names one tail's bytes");
+            self.share_tail(f, b, data);
+            return;
+        }
+        self.set_page(f, data);
+        let b = self.of[f];
+        self.last_from = (from, b, self.tokens[b as usize]);
+    }
+
+    /// Frame `f` becomes `data`, whose bytes after the head buffer `b`
+    /// holds (and which holds at least one reference).
+    fn share_tail(&mut self, f: usize, b: u32, data: &[u8]) {
+        self.share(f, b);
+        if self.refs[b as usize] == 1 {
+            // Its own buffer: the head goes in place.
+            self.buf_mut(b)[..HEAD].copy_from_slice(&data[..HEAD]);
+            self.mixed[f] = false;
+        } else {
+            self.head[f].copy_from_slice(&data[..HEAD]);
+            self.mixed[f] = true;
+        }
     }
 
     /// Frame `f` uses buffer `b` (which holds at least one reference).
@@ -351,6 +404,8 @@ mod tests {
         Poke(usize, usize, u8),
         /// page_mut(frame).fill(v) (what a read into the frame does)
         Fill(usize, u8),
+        /// set_page_from(frame, one of a few pages with this head, its token)
+        From(usize, u8, u64),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -360,6 +415,7 @@ mod tests {
                 .prop_map(|(f, p, c)| Op::Set(f, p, c)),
             (0usize..24, at, any::<u8>()).prop_map(|(f, a, v)| Op::Poke(f, a, v)),
             (0usize..24, 0u8..3).prop_map(|(f, v)| Op::Fill(f, v)),
+            (0usize..24, 0u8..4, 0u64..3).prop_map(|(f, p, h)| Op::From(f, p, h)),
         ]
     }
 
@@ -370,17 +426,27 @@ mod tests {
         fn shared_frames_read_as_private_ones(ops in proptest::collection::vec(op(), 1..200)) {
             let mut fr = Frames::default();
             let mut oracle = vec![vec![0u8; PAGE]; 24];
+            let mut tails = std::collections::HashMap::new();
             for _ in 0..24 {
                 fr.push();
             }
+            // A writer's token per page it writes (the tails never change).
+            let from: Vec<u64> = (0..4).map(|_| crate::types::new_tail_token()).collect();
+            let page_of = |p: u8| -> Vec<u8> { (0..PAGE).map(|i| (i as u8).wrapping_mul(p | 1).wrapping_add(p)).collect() };
             for o in ops {
                 match o {
                     Op::Set(f, p, change) => {
-                        let mut page: Vec<u8> = (0..PAGE).map(|i| (i as u8).wrapping_mul(p | 1).wrapping_add(p)).collect();
+                        let mut page = page_of(p);
                         if let Some((a, v)) = change {
                             page[a] = v;
                         }
                         fr.set_page(f, &page);
+                        oracle[f] = page;
+                    }
+                    Op::From(f, p, h) => {
+                        let mut page = page_of(p);
+                        page[..HEAD].copy_from_slice(&(h * 0x0101_0101).to_le_bytes());
+                        fr.set_page_from(f, &page, from[p as usize]);
                         oracle[f] = page;
                     }
                     Op::Poke(f, a, v) => {
@@ -394,8 +460,12 @@ mod tests {
                 }
                 // In place, each frame's head put in and taken out again
                 // (the frames after it, sharing its buffer, still read
-                // their own bytes).
+                // their own bytes); a token names one tail for the whole run.
                 for (f, want) in oracle.iter().enumerate() {
+                    if let Some(t) = fr.tail_token(f) {
+                        let tail = tails.entry(t).or_insert_with(|| want[HEAD..].to_vec());
+                        prop_assert!(tail[..] == want[HEAD..], "frame {} token {}", f, t);
+                    }
                     prop_assert!(fr.with_page(f, |p| p == &want[..]), "frame {}", f);
                     let mut part = vec![1u8];
                     fr.append(f, f % 11, PAGE - f, &mut part);

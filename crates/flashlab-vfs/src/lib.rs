@@ -29,4 +29,4 @@ mod writeback;
 
 pub use cache::{CacheStats, PageCache};
 pub use settings::CacheSettings;
-pub use types::{DirEntry, Errno, Fd, FileSystem, Stat, StatFs, PAGE_BYTES};
+pub use types::{new_tail_token, DirEntry, Errno, Fd, FileSystem, Stat, StatFs, TailToken, PAGE_BYTES, TAIL_HEAD};

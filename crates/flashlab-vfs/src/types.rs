@@ -3,6 +3,28 @@
 /// Bytes per page of the page cache (and per data block of the file systems).
 pub const PAGE_BYTES: u64 = 4096;
 
+/// Bytes at a page's start that a [`TailToken`] does not cover.
+pub const TAIL_HEAD: usize = 8;
+
+/// Names the bytes of a page written back after its first [`TAIL_HEAD`]
+/// ([`FileSystem::writepage_tail`]): the page cache gives a page's buffer a
+/// new token, never one given before in the process, whenever those bytes
+/// may change, so two pages written back with the same token and of the
+/// same length are equal from byte [`TAIL_HEAD`] on.
+pub type TailToken = u64;
+
+/// The next [`TailToken`] (unique in the process, whichever cache, writer or
+/// thread takes it).
+static NEXT_TAIL_TOKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// A [`TailToken`] given out never before: the page cache's for its
+/// buffers, a writer's for a buffer it writes again and again
+/// ([`FileSystem::write_tail`]), taken anew whenever those bytes change.
+#[inline]
+pub fn new_tail_token() -> TailToken {
+    NEXT_TAIL_TOKEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// POSIX-like error numbers of the file API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Errno {
@@ -81,6 +103,13 @@ pub trait FileSystem {
         Ok(())
     }
     fn write(&mut self, fd: Fd, offset: u64, data: &[u8]) -> Result<usize, Self::Error>;
+    /// [`write`](Self::write), with the writer's [`TailToken`] of `data`'s
+    /// bytes after the first [`TAIL_HEAD`] (two writes with the same token
+    /// have equal bytes there, up to the shorter's end): a page cache may
+    /// know a page equal to one it holds without comparing. Default: `write`.
+    fn write_tail(&mut self, fd: Fd, offset: u64, data: &[u8], _tail: Option<TailToken>) -> Result<usize, Self::Error> {
+        self.write(fd, offset, data)
+    }
     fn truncate(&mut self, path: &str, size: u64) -> Result<(), Self::Error>;
     fn ftruncate(&mut self, fd: Fd, size: u64) -> Result<(), Self::Error>;
     fn unlink(&mut self, path: &str) -> Result<(), Self::Error>;
@@ -101,6 +130,19 @@ pub trait FileSystem {
     /// Writeback of one page: `data` is page `index` of inode `inum`
     /// (the bytes below the file's size); the inode itself is not written.
     fn writepage(&mut self, inum: u32, index: u64, data: &[u8]) -> Result<(), Self::Error>;
+    /// [`writepage`](Self::writepage) from the page cache, with the
+    /// [`TailToken`] of `data`'s bytes after the first [`TAIL_HEAD`] where
+    /// it has one: a file system that keeps the last page's tail (flashfs's
+    /// LZ4 memo) may know it equal without comparing. Default: `writepage`.
+    fn writepage_tail(
+        &mut self,
+        inum: u32,
+        index: u64,
+        data: &[u8],
+        _tail: Option<TailToken>,
+    ) -> Result<(), Self::Error> {
+        self.writepage(inum, index, data)
+    }
     /// Writes inode `inum` with size `size` (`write_inode`).
     fn write_inode(&mut self, inum: u32, size: u64) -> Result<(), Self::Error>;
     /// Reserves flash space for `pages` newly dirtied pages (ENOSPC if it

@@ -41,12 +41,19 @@ enum Walk {
     Random { requests: u64 },
 }
 
+/// Bytes of a record's per-request stamp.
+const STAMP: usize = 8;
+
 /// Runs the six phases; stops at the first ENOSPC (recorded in `meter`).
 pub(crate) fn run<F: FileSystem + Measured>(fs: &mut F, spec: &IozoneSpec, meter: &mut Meter) -> Result<(), F::Error> {
     let records = spec.file_bytes / spec.request_bytes as u64;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(spec.seed);
     let mut buf = vec![0u8; spec.request_bytes as usize];
     rng.fill(&mut buf[..]);
+    // Only the stamp changes from one write to the next: the rest of the
+    // buffer keeps one token (`FileSystem::write_tail`).
+    const _: () = assert!(STAMP <= crate::TAIL_HEAD);
+    let tail = crate::new_tail_token();
     // What a read returns, one buffer for every read (as IOZone's own).
     let mut got = Vec::with_capacity(buf.len());
     let fd = fs.create(PATH)?;
@@ -74,8 +81,8 @@ pub(crate) fn run<F: FileSystem + Measured>(fs: &mut F, spec: &IozoneSpec, meter
             let t0 = fs.clock_ns();
             let r = if write {
                 // A per-request stamp keeps the content of every record distinct.
-                buf[..8].copy_from_slice(&(off ^ (i << 40)).to_le_bytes());
-                fs.write(fd, off, &buf).map(|n| Step::wrote(n as u64))
+                buf[..STAMP].copy_from_slice(&(off ^ (i << 40)).to_le_bytes());
+                fs.write_tail(fd, off, &buf, Some(tail)).map(|n| Step::wrote(n as u64))
             } else {
                 fs.read_into(fd, off, buf.len(), &mut got).map(|()| Step::read(got.len() as u64))
             };
