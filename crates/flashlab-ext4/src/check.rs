@@ -39,12 +39,14 @@ impl Ext4 {
             }
             Ok(())
         };
-        for g in 0..lay.groups {
-            let s = if lay.has_super(g) { lay.group_start(g) } else { lay.block_bitmap(g) };
-            claim(s, lay.first_data_block(g) - s, &|| format!("metadata of group {g}"))?;
+        for (s, n) in lay.fixed_extents() {
+            claim(s, n, &|| format!("fixed metadata at {s}+{n} (group {})", lay.group_of(s)))?;
         }
         for &(s, n) in &self.journal_runs {
             claim(s, n, &|| "the journal".into())?;
+        }
+        for b in self.resize_dind {
+            claim(b, 1, &|| "the resize inode's block".into())?;
         }
         for (&inum, ino) in &self.inodes {
             for e in &ino.extents {
