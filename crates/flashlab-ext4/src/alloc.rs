@@ -25,7 +25,13 @@ impl Ext4 {
         if at_goal.is_none() {
             self.mb_prefetch(g0)?;
         }
-        let run = at_goal.or_else(|| self.scan(g0, goal, want, want)).or_else(|| self.scan(g0, goal, want, 1));
+        let mut run = at_goal.or_else(|| self.scan(g0, goal, want, want)).or_else(|| self.scan(g0, goal, want, 1));
+        if run.is_none() && !self.lg.is_empty() {
+            // ext4_mb_discard_preallocations_should_retry: give the
+            // preallocations back and look again.
+            self.lg_discard_all();
+            run = self.scan(g0, goal, want, 1);
+        }
         let Some((p, n)) = run else { return Err(Errno::ENOSPC.into()) };
         self.need_block_bitmap(self.lay.group_of(p))?;
         self.take(p, n);
@@ -71,11 +77,18 @@ impl Ext4 {
     /// Marks `start..start+len` used: bitmap, free counts, and the bitmap
     /// and descriptor blocks join the transaction (`ext4_mb_mark_diskspace_used`).
     pub(crate) fn take(&mut self, start: u64, len: u64) {
+        self.bmap.set_range(start, len);
+        self.take_preallocated(start, len);
+    }
+
+    /// Marks `start..start+len`, already taken in the allocator's bitmap (a
+    /// preallocation's), used on disk: free counts, bitmap and descriptor
+    /// blocks in the transaction.
+    pub(crate) fn take_preallocated(&mut self, start: u64, len: u64) {
         let mut b = start;
         while b < start + len {
             let g = self.lay.group_of(b);
             let e = (start + len).min(self.lay.group_end(g));
-            self.bmap.set_range(b, e - b);
             self.bfree[g as usize] -= e - b;
             self.meta_blocks_taken(g);
             self.j.dirty(self.lay.block_bitmap(g));

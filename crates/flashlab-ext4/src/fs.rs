@@ -6,6 +6,7 @@ use crate::inode::{Dir, Inode};
 use crate::io::Io;
 use crate::journal::Journal;
 use crate::layout::{Layout, BLOCK, FIRST_INO, LOST_FOUND_INO, ROOT_INO};
+use crate::lgprealloc::LocalityGroup;
 use crate::meta::MetaCache;
 use crate::settings::{Content, Ext4Settings};
 use crate::stats::Ext4Stats;
@@ -44,6 +45,8 @@ pub struct Ext4 {
     pub(crate) journal_runs: Vec<(u64, u64)>,
     /// The resize inode's double-indirect block (with reserved GDT blocks).
     pub(crate) resize_dind: Option<u64>,
+    /// The locality group's preallocations for small files.
+    pub(crate) lg: LocalityGroup,
     pub(crate) j: Journal,
     pub(crate) io: Io,
     pub(crate) fds: HashMap<Fd, u32>,
@@ -87,6 +90,7 @@ impl Ext4 {
             inodes: HashMap::new(),
             journal_runs: Vec::new(),
             resize_dind: None,
+            lg: LocalityGroup::default(),
             j: Journal::default(),
             io: Io::default(),
             fds: HashMap::new(),

@@ -10,6 +10,7 @@
 //!   flex group;
 //! - `mballoc`: a data request's normalised window and power-of-two
 //!   aligned (buddy) placement when the goal is taken;
+//! - `lgprealloc`: small files' data from the locality group's preallocations;
 //! - `data`: delayed allocation at writeback, in-place overwrites, truncation;
 //! - `journal`: jbd2 ordered mode — commit, checkpoint, metadata writeback;
 //! - `io`: requests at the simulated clock, waits where Linux waits;
@@ -32,6 +33,7 @@ mod io;
 mod journal;
 mod layout;
 mod layout_tables;
+mod lgprealloc;
 mod mballoc;
 mod measured;
 mod meta;

@@ -192,13 +192,13 @@ impl FileSystem for Ext4 {
     /// `ext4_statfs`: free less delayed-allocation reservations; available
     /// less the root reserve and ext4's reserved pool.
     fn statfs(&self) -> StatFs {
-        let overhead: u64 = (0..self.lay.groups).map(|g| self.lay.meta_blocks_in(g)).sum::<u64>() + self.j.map.len() as u64;
+        let overhead: u64 =
+            (0..self.lay.groups).map(|g| self.lay.meta_blocks_in(g)).sum::<u64>() + self.j.map.len() as u64;
         let free = (self.free_blocks() + self.pending_free_blocks())
             .saturating_sub(self.reserved + self.pending.tags.len() as u64);
         let avail = free.saturating_sub(self.lay.root_reserved_blocks + self.lay.resv_clusters);
-        let empty = (0..self.lay.groups)
-            .filter(|&g| self.bfree[g as usize] == self.lay.data_blocks_in(g))
-            .count() as u32;
+        let empty =
+            (0..self.lay.groups).filter(|&g| self.bfree[g as usize] == self.lay.data_blocks_in(g)).count() as u32;
         StatFs {
             block_bytes: BLOCK,
             total_bytes: (self.lay.blocks - overhead) * BLOCK,

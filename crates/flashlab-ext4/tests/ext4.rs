@@ -91,10 +91,14 @@ fn flush() -> Req {
 #[test]
 fn fsync_writes_data_then_descriptor_and_metadata_then_the_commit_block() {
     // Metadata all cached (the cold-cache reads are tested in ext4/meta.rs).
-    let mut fs = Ext4::format(ssd(1024, true), settings(|s| {
-        s.metadata_reads = false;
-        s.flex_bg_groups = 1;
-    })).unwrap();
+    let mut fs = Ext4::format(
+        ssd(1024, true),
+        settings(|s| {
+            s.metadata_reads = false;
+            s.flex_bg_groups = 1;
+        }),
+    )
+    .unwrap();
     fs.record_requests(true);
     let fd = fs.create("/f").unwrap();
     fs.write(fd, 0, &[7u8; 8192]).unwrap();
@@ -102,15 +106,15 @@ fn fsync_writes_data_then_descriptor_and_metadata_then_the_commit_block() {
     assert_eq!(t0, 0, "the data write was submitted without waiting");
     fs.fsync(fd).unwrap();
     assert!(fs.now_ns() > t0, "fsync waits for the device");
-    // Data at the first free block of group 0 (after root, lost+found and
-    // the resize inode's block);
+    // Data (a small file) from the locality group's first preallocation, at
+    // group 0's first free order-9 buddy, 1024;
     // the transaction holds inode bitmap 130, GDT 1, inode table 131, root's
     // directory block 643 and block bitmap 129: descriptor + 5 blocks at the
     // journal's head, a cache flush, the commit block (FUA), a flush.
     assert_eq!(
         fs.record_requests(false),
         vec![
-            req(Cause::Data, 649, 2),
+            req(Cause::Data, 1024, 2),
             req(Cause::Journal, 131_587, 6),
             flush(),
             req(Cause::Journal, 131_593, 1),
@@ -153,13 +157,14 @@ fn delayed_allocation_places_files_in_their_directory_group() {
     assert_eq!(fs.extents_of(d), vec![(0, first, 1)]);
     // Each file is closed and written up to its size (no normalisation): the
     // 64-page one takes the group's first free order-6 buddy; the 3-page one is
-    // small (first fit, right after the directory block); the 100-page one is no
-    // power of two (first fit of 100 blocks: after the 64-page file).
+    // small (the locality group's new 512-block preallocation, at the group's
+    // first free order-9 buddy); the 100-page one is no power of two (first fit
+    // of 100 blocks: after the 64-page file).
     let f0 = (first + 1).next_multiple_of(64);
     // Orlov puts /d in group 6: half-MD4 of "d" with the default seed, mod 8
     // groups, then the emptiest group from there (all are empty).
     assert_eq!((g, first), (6, 197122));
-    for ((inum, pages), at) in files.into_iter().zip([f0, first + 1, f0 + 64]) {
+    for ((inum, pages), at) in files.into_iter().zip([f0, (first + 1).next_multiple_of(512), f0 + 64]) {
         assert_eq!(fs.layout().group_of_inode(inum), g, "a file lives in its parent's group");
         assert_eq!(fs.extents_of(inum), vec![(0, at, pages as u32)]);
     }
@@ -210,11 +215,19 @@ fn flex_bg_spreads_top_directories_over_flex_groups_and_packs_files_into_them() 
     c.mkdir("/top0/sub").unwrap();
     assert_eq!(group(&mut c, "/top0/sub"), g0);
     let fd = c.create("/top0/sub/f").unwrap();
-    c.write(fd, 0, &[3u8; 8 * 4096]).unwrap();
+    c.write(fd, 0, &[3u8; 32 * 4096]).unwrap();
     c.close(fd).unwrap();
+    // Two small files in directories of different flex groups.
+    for (path, pages) in [("/top1/a", 3u64), ("/top0/b", 2)] {
+        let fd = c.create(path).unwrap();
+        c.write(fd, 0, &vec![4u8; (pages * 4096) as usize]).unwrap();
+        c.close(fd).unwrap();
+    }
     c.sync().unwrap();
     assert_eq!(group(&mut c, "/top0/sub/f"), g0);
-    let (sub, f) = (c.stat("/top0/sub").unwrap().inum, c.stat("/top0/sub/f").unwrap().inum);
+    let inum = |c: &mut PageCache<Ext4>, p: &str| c.stat(p).unwrap().inum;
+    let (sub, f, a, b) =
+        (inum(&mut c, "/top0/sub"), inum(&mut c, "/top0/sub/f"), inum(&mut c, "/top1/a"), inum(&mut c, "/top0/b"));
     let fs = c.inner();
     let l = fs.layout();
     // ext4_inode_to_goal_block: directories' blocks in the flex group's first
@@ -222,9 +235,17 @@ fn flex_bg_spreads_top_directories_over_flex_groups_and_packs_files_into_them() 
     let dir_block = fs.extents_of(sub)[0].1;
     assert_eq!(l.group_of(dir_block), g0);
     // Group 49 starts with a superblock backup (1 + 1 GDT + 1023 reserved GDT
-    // blocks), so the 8-block window takes the first free aligned buddy after it.
+    // blocks); the closed 32-block file's request, a power of two, takes the
+    // first free order-5 buddy after it (criterion 0).
     assert_eq!((g0, l.super_blocks(g0 + 1)), (48, 1025));
-    assert_eq!(fs.extents_of(f), vec![(0, l.group_start(g0 + 1) + 1032, 8)]);
+    assert_eq!(fs.extents_of(f), vec![(0, l.group_start(g0 + 1) + 1056, 32)]);
+    // Small files share the locality group's preallocation whatever their
+    // directory: /top0/b lies right after /top1/a (as the kernel packs an
+    // unpacked tree's small files).
+    let ea = fs.extents_of(a);
+    assert_eq!(ea.len(), 1);
+    assert_eq!(fs.extents_of(b), vec![(0, ea[0].1 + 3, 2)]);
+    assert_eq!(fs.stats().group_preallocations, 1);
     fs.check().unwrap();
 }
 
@@ -383,18 +404,20 @@ fn data_takes_power_of_two_aligned_buddies_when_the_goal_is_taken() {
     put("/a", 1024);
     // The next 1 MiB: no order-8 or order-9 buddy is free; the order-10 one at 1024.
     put("/b", 1024);
-    // 40 KiB is a small file (locality-group preallocation, not modelled): first fit.
+    // 40 KiB is a small file: the locality group's first preallocation, 512 blocks
+    // at the lowest free order-9 buddy, 1536..2047; /c takes its first 10.
     put("/c", 40);
     // 100 KiB: a 128 KiB window → the order-5 buddy 672..703 (640..703 is not free).
     put("/d", 100);
-    // 3 MiB: a 2 MiB window from block 0 → the order-9 buddy at 1536 (1280..1535 is an
-    // order-8 one; 1024..1279 holds /b); the second window goes to its goal, 2048.
+    // 3 MiB: a 2 MiB window from block 0 → no order-9 or order-10 buddy is free
+    // (1536..2047 is preallocated), the order-11 one at 2048; the second window
+    // goes to its goal, 2560.
     put("/e", 3072);
     assert_eq!(fs.extents_of(12), vec![(0, 768, 256)]);
     assert_eq!(fs.extents_of(13), vec![(0, 1024, 256)]);
-    assert_eq!(fs.extents_of(14), vec![(0, 649, 10)]);
+    assert_eq!(fs.extents_of(14), vec![(0, 1536, 10)]);
     assert_eq!(fs.extents_of(15), vec![(0, 672, 25)]);
-    assert_eq!(fs.extents_of(16), vec![(0, 1536, 768)]);
+    assert_eq!(fs.extents_of(16), vec![(0, 2048, 768)]);
     fs.check().unwrap();
 }
 
@@ -402,10 +425,14 @@ fn data_takes_power_of_two_aligned_buddies_when_the_goal_is_taken() {
 fn sync_commits_then_writes_the_committed_metadata_home() {
     // sync_filesystem: ext4_sync_fs commits, then sync_blockdev writes the block
     // device's dirty buffers (the kernel check saw them after every sync).
-    let mut fs = Ext4::format(ssd(1024, true), settings(|s| {
-        s.metadata_reads = false;
-        s.flex_bg_groups = 1;
-    })).unwrap();
+    let mut fs = Ext4::format(
+        ssd(1024, true),
+        settings(|s| {
+            s.metadata_reads = false;
+            s.flex_bg_groups = 1;
+        }),
+    )
+    .unwrap();
     fs.record_requests(true);
     let fd = fs.create("/f").unwrap();
     fs.write(fd, 0, &[7u8; 8192]).unwrap();
@@ -414,7 +441,7 @@ fn sync_commits_then_writes_the_committed_metadata_home() {
     assert_eq!(
         fs.record_requests(true),
         vec![
-            req(Cause::Data, 649, 2),
+            req(Cause::Data, 1024, 2),
             req(Cause::Journal, 131_587, 6),
             flush(),
             req(Cause::Journal, 131_593, 1),

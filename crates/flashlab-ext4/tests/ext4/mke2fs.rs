@@ -56,7 +56,8 @@ fn tool_missing() -> Option<String> {
 /// mkfs.ext4 with the model's settings on a sparse file of `mib` MiB:
 /// dumpe2fs's groups and the journal inode's blocks as runs.
 fn mke2fs(mib: u64, s: &Ext4Settings) -> (Vec<Group>, Vec<(u64, u64)>) {
-    let path = std::env::temp_dir().join(format!("flashlab-mke2fs-{}-{mib}-{}.img", std::process::id(), s.flex_bg_groups));
+    let path =
+        std::env::temp_dir().join(format!("flashlab-mke2fs-{}-{mib}-{}.img", std::process::id(), s.flex_bg_groups));
     let f = std::fs::File::create(&path).unwrap();
     f.set_len(mib << 20).unwrap();
     drop(f);
@@ -115,7 +116,13 @@ fn mkfs_lays_out_groups_and_the_journal_as_mke2fs_does() {
     }
     // (MiB, group MiB, inode ratio KiB, groups per flex, journal MiB); the
     // third spills a flex group's tables over group 1's superblock backup.
-    let cases = [(512, 128, 16, 16, 16), (512, 128, 16, 1, 16), (1024, 16, 4, 16, 16), (2048, 16, 16, 8, 32), (16000, 128, 16, 16, 64)];
+    let cases = [
+        (512, 128, 16, 16, 16),
+        (512, 128, 16, 1, 16),
+        (1024, 16, 4, 16, 16),
+        (2048, 16, 16, 8, 32),
+        (16000, 128, 16, 16, 64),
+    ];
     for (mib, group_mib, ratio, flex, journal_mib) in cases {
         let s = settings(|s| {
             s.group_mib = group_mib;
