@@ -157,7 +157,7 @@ impl Ext4 {
         while l < first + n {
             let (p, cnt) = self.inode(inum)?.map_run(l, first + n - l);
             let p = p.ok_or(Errno::EIO)?;
-            self.submit_now(Op::Write, p, cnt, Cause::Data)?;
+            self.plug_write(p, cnt)?;
             for k in 0..cnt {
                 let i = (l - first + k) as usize;
                 match self.s.content {

@@ -1,5 +1,6 @@
 //! The ext4 model behind the shared file-system API. Every call first maps
-//! and submits the writeback run collected so far; after it, the running
+//! and submits the writeback run collected so far and unplugs the plugged
+//! data write (io.rs); after it, the running
 //! transaction's commit timer starts and a full transaction commits.
 
 use crate::error::{Ext4Error, Ext4Result};
@@ -11,6 +12,7 @@ use flashlab_vfs::{DirEntry, Errno, Fd, FileSystem, Stat, StatFs};
 impl Ext4 {
     fn run<T>(&mut self, f: impl FnOnce(&mut Self) -> Ext4Result<T>) -> Ext4Result<T> {
         self.flush_pending()?;
+        self.unplug()?;
         let r = f(self);
         self.tx_started();
         self.commit_if_full()?;

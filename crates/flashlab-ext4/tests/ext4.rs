@@ -250,6 +250,30 @@ fn flex_bg_spreads_top_directories_over_flex_groups_and_packs_files_into_them() 
 }
 
 #[test]
+fn a_writeback_pass_merges_small_files_packed_together_into_one_request() {
+    let mut c = cached(Ext4::format(ssd(1024, false), settings(|s| s.metadata_reads = false)).unwrap());
+    for d in ["/x", "/y", "/z"] {
+        c.mkdir(d).unwrap();
+    }
+    c.sync().unwrap();
+    for (i, path) in ["/x/a", "/y/b", "/z/c", "/x/d"].into_iter().enumerate() {
+        let fd = c.create(path).unwrap();
+        c.write(fd, 0, &vec![i as u8 + 1; (i + 1) * 4096]).unwrap();
+        c.close(fd).unwrap();
+    }
+    c.inner_mut().record_requests(true);
+    c.sync().unwrap();
+    let log = c.inner_mut().record_requests(false);
+    // The four files (1 + 2 + 3 + 4 blocks) lie back to back in the locality
+    // group's preallocation and leave in one plugged request, before the commit.
+    let data: Vec<&Req> = log.iter().filter(|r| r.cause == Cause::Data).collect();
+    assert_eq!(data.len(), 1, "{log:?}");
+    assert_eq!(data[0].blocks, 10);
+    assert_eq!(log[0], *data[0], "data first (ordered mode)");
+    c.inner().check().unwrap();
+}
+
+#[test]
 fn content_tags_follow_the_pages_written_back() {
     let mut c = cached(Ext4::format(ssd(256, false), settings(|s| s.content = Content::Tags)).unwrap());
     let fd = c.create("/f").unwrap();
