@@ -68,7 +68,7 @@ fn mke2fs(mib: u64, s: &Ext4Settings) -> (Vec<Group>, Vec<(u64, u64)>) {
     let journal = format!("size={}", s.journal_mib);
     let reserved = s.reserved_percent.to_string();
     let mut args = vec!["-F", "-q", "-t", "ext4", "-b", "4096", "-I", "256", "-i", &ratio, "-m", &reserved];
-    args.extend(["-g", &bpg, "-J", &journal, "-E", "lazy_itable_init=0,lazy_journal_init=0,nodiscard"]);
+    args.extend(["-g", &bpg, "-J", &journal, "-E", "nodiscard"]);
     if s.flex_bg_groups > 1 {
         args.extend(["-G", &flex]);
     } else {
