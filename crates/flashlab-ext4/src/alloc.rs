@@ -6,12 +6,11 @@
 //! 0–2: a group that can satisfy it), and last for any free extent (criterion
 //! 3). No preallocation (neither inode nor locality-group PAs).
 //!
-//! Inodes (fs/ext4/ialloc.c): directories by `find_group_orlov`, files by
-//! `find_group_other`, then the first free inode of the group.
+//! Inodes (fs/ext4/ialloc.c): the group by `find_group_orlov` (directories)
+//! or `find_group_other` (files) in ialloc.rs, then its first free inode.
 
 use crate::error::Ext4Result;
 use crate::fs::Ext4;
-use crate::layout::ROOT_INO;
 use flashlab_vfs::Errno;
 
 impl Ext4 {
@@ -26,7 +25,13 @@ impl Ext4 {
         if at_goal.is_none() {
             self.mb_prefetch(g0)?;
         }
-        let run = at_goal.or_else(|| self.scan(g0, goal, want, want)).or_else(|| self.scan(g0, goal, want, 1));
+        let mut run = at_goal.or_else(|| self.scan(g0, goal, want, want)).or_else(|| self.scan(g0, goal, want, 1));
+        if run.is_none() && !self.lg.is_empty() {
+            // ext4_mb_discard_preallocations_should_retry: give the
+            // preallocations back and look again.
+            self.lg_discard_all();
+            run = self.scan(g0, goal, want, 1);
+        }
         let Some((p, n)) = run else { return Err(Errno::ENOSPC.into()) };
         self.need_block_bitmap(self.lay.group_of(p))?;
         self.take(p, n);
@@ -72,11 +77,18 @@ impl Ext4 {
     /// Marks `start..start+len` used: bitmap, free counts, and the bitmap
     /// and descriptor blocks join the transaction (`ext4_mb_mark_diskspace_used`).
     pub(crate) fn take(&mut self, start: u64, len: u64) {
+        self.bmap.set_range(start, len);
+        self.take_preallocated(start, len);
+    }
+
+    /// Marks `start..start+len`, already taken in the allocator's bitmap (a
+    /// preallocation's), used on disk: free counts, bitmap and descriptor
+    /// blocks in the transaction.
+    pub(crate) fn take_preallocated(&mut self, start: u64, len: u64) {
         let mut b = start;
         while b < start + len {
             let g = self.lay.group_of(b);
             let e = (start + len).min(self.lay.group_end(g));
-            self.bmap.set_range(b, e - b);
             self.bfree[g as usize] -= e - b;
             self.meta_blocks_taken(g);
             self.j.dirty(self.lay.block_bitmap(g));
@@ -134,11 +146,14 @@ impl Ext4 {
         self.j.freed.iter().map(|r| r.1).sum()
     }
 
-    /// Allocates an inode for a new file or directory named `name` in `parent`.
+    /// Allocates an inode for a new file or directory named `name` in
+    /// `parent` (`__ext4_new_inode`): the group from Orlov or
+    /// `find_group_other` (ialloc.rs), remembered as the parent's
+    /// `i_last_alloc_group`, then the group's first free inode.
     pub(crate) fn alloc_inode(&mut self, parent: u32, is_dir: bool, name: &str) -> Ext4Result<u32> {
-        let pg = self.lay.group_of_inode(parent);
-        let g = if is_dir { self.find_group_orlov(parent, pg, name) } else { self.find_group_other(pg) };
+        let g = if is_dir { self.find_group_orlov(parent, Some(name)) } else { self.find_group_other(parent) };
         let g = g.ok_or(Errno::ENOSPC)?;
+        self.inode_mut(parent)?.last_alloc_group = Some(g);
         self.need_inode_bitmap(g)?;
         let ipg = self.lay.inodes_per_group as u64;
         let base = g as u64 * ipg + 1;
@@ -166,81 +181,5 @@ impl Ext4 {
         self.j.dirty(self.lay.inode_bitmap(g));
         self.touch_group(g);
         self.touch_inode(ino)
-    }
-
-    fn averages(&self) -> (u64, u64, u64) {
-        let n = self.lay.groups as u64;
-        let freei: u64 = self.ifree.iter().map(|&x| x as u64).sum();
-        let ndirs: u64 = self.ndirs.iter().map(|&x| x as u64).sum();
-        (freei / n, self.free_blocks() / n, ndirs)
-    }
-
-    /// `find_group_orlov`: top-level directories go to the group with the
-    /// fewest directories among those with at least average free inodes and
-    /// blocks, searched from the name's half-MD4 hash with the superblock's
-    /// seed; deeper ones stay near their
-    /// parent unless its group is crowded.
-    fn find_group_orlov(&self, parent: u32, pg: u32, name: &str) -> Option<u32> {
-        let n = self.lay.groups;
-        let (avefreei, avefreeb, ndirs) = self.averages();
-        if parent == ROOT_INO {
-            // ext4fs_dirhash(DX_HASH_HALF_MD4, s_hash_seed) % ngroups.
-            let seed = crate::dirhash::parse_seed(&self.s.hash_seed).unwrap_or_default();
-            let start = crate::dirhash::half_md4(name.as_bytes(), seed) % n;
-            let mut best: Option<(u32, u32)> = None;
-            for i in 0..n {
-                let g = (start + i) % n;
-                let gi = g as usize;
-                if self.ifree[gi] == 0 || (self.ifree[gi] as u64) < avefreei || self.bfree[gi] < avefreeb {
-                    continue;
-                }
-                if best.is_none_or(|(_, d)| self.ndirs[gi] < d) {
-                    best = Some((g, self.ndirs[gi]));
-                }
-            }
-            if let Some((g, _)) = best {
-                return Some(g);
-            }
-        } else {
-            let ipg = self.lay.inodes_per_group as u64;
-            let bpg = self.lay.blocks_per_group;
-            let max_dirs = ndirs / n as u64 + ipg / 16;
-            let min_inodes = avefreei.saturating_sub(ipg / 4).max(1);
-            let min_blocks = avefreeb.saturating_sub(bpg / 4).max(1);
-            for i in 0..n {
-                let g = ((pg + i) % n) as usize;
-                if (self.ndirs[g] as u64) < max_dirs
-                    && self.ifree[g] as u64 >= min_inodes
-                    && self.bfree[g] >= min_blocks
-                {
-                    return Some(g as u32);
-                }
-            }
-        }
-        // fallback: a group with at least average free inodes, then any.
-        (0..n)
-            .map(|i| (pg + i) % n)
-            .find(|&g| self.ifree[g as usize] as u64 >= avefreei.max(1))
-            .or_else(|| (0..n).map(|i| (pg + i) % n).find(|&g| self.ifree[g as usize] > 0))
-    }
-
-    /// `find_group_other`: the parent's group, else a quadratic hash
-    /// search, else a linear one, for a group with free inodes and blocks.
-    fn find_group_other(&self, pg: u32) -> Option<u32> {
-        let n = self.lay.groups;
-        let ok = |g: u32| self.ifree[g as usize] > 0 && self.bfree[g as usize] > 0;
-        if ok(pg) {
-            return Some(pg);
-        }
-        let mut g = pg;
-        let mut i = 1;
-        while i < n {
-            g = (g + i) % n;
-            if ok(g) {
-                return Some(g);
-            }
-            i <<= 1;
-        }
-        (0..n).map(|i| (pg + i) % n).find(|&g| self.ifree[g as usize] > 0)
     }
 }

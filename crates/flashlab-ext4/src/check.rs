@@ -39,12 +39,14 @@ impl Ext4 {
             }
             Ok(())
         };
-        for g in 0..lay.groups {
-            let s = if lay.has_super(g) { lay.group_start(g) } else { lay.block_bitmap(g) };
-            claim(s, lay.first_data_block(g) - s, &|| format!("metadata of group {g}"))?;
+        for (s, n) in lay.fixed_extents() {
+            claim(s, n, &|| format!("fixed metadata at {s}+{n} (group {})", lay.group_of(s)))?;
         }
         for &(s, n) in &self.journal_runs {
             claim(s, n, &|| "the journal".into())?;
+        }
+        if let Some(b) = self.resize_dind {
+            claim(b, 1, &|| "the resize inode's block".into())?;
         }
         for (&inum, ino) in &self.inodes {
             for e in &ino.extents {
@@ -57,6 +59,9 @@ impl Ext4 {
         for &(s, n) in &self.j.freed {
             claim(s, n, &|| "blocks freed by the running transaction".into())?;
         }
+        for (s, n) in self.lg.extents() {
+            claim(s, n, &|| "a locality-group preallocation".into())?;
+        }
         for g in 0..lay.groups {
             let (s, e) = (lay.group_start(g), lay.group_end(g));
             if let Some(b) = (s..e).find(|&b| own.get(b) != self.bmap.get(b)) {
@@ -67,10 +72,11 @@ impl Ext4 {
                     if used { "not " } else { "" }
                 )));
             }
-            let free = (e - s) - self.bmap.count_ones(s, e);
+            // Preallocated blocks are taken in the allocator's bitmap, free on disk.
+            let free = (e - s) - self.bmap.count_ones(s, e) + self.lg_free_in(g);
             if free != self.bfree[g as usize] {
                 return Err(bad(format!(
-                    "group {g}: {} free blocks counted, {free} in the bitmap",
+                    "group {g}: {} free blocks counted, {free} in the bitmap and preallocations",
                     self.bfree[g as usize]
                 )));
             }

@@ -9,6 +9,9 @@ use crate::stats::Cause;
 use flashlab_sim::Op;
 use flashlab_vfs::{Errno, Fd};
 
+/// `EXT4_FLEX_SIZE_DIR_ALLOC_SCHEME`.
+const FLEX_SIZE_DIR_ALLOC_SCHEME: u32 = 4;
+
 /// A 64-bit tag of a page's bytes (never 0: 0 marks a block never written).
 pub fn content_tag(data: &[u8]) -> u64 {
     let mut h = [0x9e37_79b9_7f4a_7c15u64, 0xc2b2_ae3d_27d4_eb4f, 0x1656_67b1_9e37_79f9, 0x85eb_ca77_c2b2_ae63];
@@ -27,11 +30,24 @@ pub fn content_tag(data: &[u8]) -> u64 {
 }
 
 impl Ext4 {
-    /// `ext4_ext_find_goal`, or with no extent the first block of the
-    /// inode's group (`ext4_inode_to_goal_block` under delalloc).
+    /// `ext4_ext_find_goal`, or with no extent `ext4_inode_to_goal_block`
+    /// under delalloc: the first block of the inode's group; with flex
+    /// groups of at least `EXT4_FLEX_SIZE_DIR_ALLOC_SCHEME` (4) groups, of
+    /// its flex group's first group for a directory and of the second for a
+    /// regular file (the first is kept for directories).
     pub(crate) fn file_goal(&self, inum: u32, lblk: u64) -> u64 {
-        let g = self.lay.group_of_inode(inum);
-        self.inodes.get(&inum).and_then(|i| i.goal(lblk)).unwrap_or_else(|| self.lay.group_start(g))
+        let ino = self.inodes.get(&inum);
+        if let Some(goal) = ino.and_then(|i| i.goal(lblk)) {
+            return goal;
+        }
+        let mut g = self.lay.group_of_inode(inum);
+        if self.lay.flex_groups >= FLEX_SIZE_DIR_ALLOC_SCHEME {
+            g = self.lay.flex_first(g);
+            if !ino.is_some_and(|i| i.is_dir) {
+                g += 1;
+            }
+        }
+        self.lay.group_start(g)
     }
 
     /// Matches the extent tree's blocks to the extent count (new leaves
@@ -141,7 +157,7 @@ impl Ext4 {
         while l < first + n {
             let (p, cnt) = self.inode(inum)?.map_run(l, first + n - l);
             let p = p.ok_or(Errno::EIO)?;
-            self.submit_now(Op::Write, p, cnt, Cause::Data)?;
+            self.plug_write(p, cnt)?;
             for k in 0..cnt {
                 let i = (l - first + k) as usize;
                 match self.s.content {

@@ -6,6 +6,7 @@ use crate::inode::{Dir, Inode};
 use crate::io::Io;
 use crate::journal::Journal;
 use crate::layout::{Layout, BLOCK, FIRST_INO, LOST_FOUND_INO, ROOT_INO};
+use crate::lgprealloc::LocalityGroup;
 use crate::meta::MetaCache;
 use crate::settings::{Content, Ext4Settings};
 use crate::stats::Ext4Stats;
@@ -42,6 +43,10 @@ pub struct Ext4 {
     pub(crate) inodes: HashMap<u32, Inode>,
     /// The journal inode's extents (start, blocks).
     pub(crate) journal_runs: Vec<(u64, u64)>,
+    /// The resize inode's double-indirect block (with reserved GDT blocks).
+    pub(crate) resize_dind: Option<u64>,
+    /// The locality group's preallocations for small files.
+    pub(crate) lg: LocalityGroup,
     pub(crate) j: Journal,
     pub(crate) io: Io,
     pub(crate) fds: HashMap<Fd, u32>,
@@ -59,7 +64,7 @@ pub struct Ext4 {
 }
 
 impl Ext4 {
-    /// mkfs on `ssd` and mount: the layout of mke2fs (without flex_bg), the
+    /// mkfs on `ssd` and mount: the layout of mke2fs (with or without flex_bg), the
     /// root directory, lost+found and the journal in the middle of the
     /// device. mkfs's own writes are not sent (the device starts as mke2fs's
     /// discard leaves it).
@@ -84,6 +89,8 @@ impl Ext4 {
             ndirs: vec![0; groups],
             inodes: HashMap::new(),
             journal_runs: Vec::new(),
+            resize_dind: None,
+            lg: LocalityGroup::default(),
             j: Journal::default(),
             io: Io::default(),
             fds: HashMap::new(),
@@ -103,15 +110,12 @@ impl Ext4 {
     }
 
     fn mkfs(&mut self) -> Ext4Result<()> {
+        let extents: Vec<(u64, u64)> = self.lay.fixed_extents().collect();
+        for (b, n) in extents {
+            self.bmap.set_range(b, n);
+        }
         for g in 0..self.lay.groups {
-            let (start, meta_end, end) = (self.lay.group_start(g), self.lay.first_data_block(g), self.lay.group_end(g));
-            let mut b = start;
-            if !self.lay.has_super(g) {
-                b = self.lay.block_bitmap(g);
-            }
-            self.bmap.set_range(b, meta_end - b);
-            // sb/GDT/reserved GDT exist only in sparse_super groups.
-            self.bfree[g as usize] = end - start - (meta_end - b);
+            self.bfree[g as usize] = self.lay.data_blocks_in(g);
         }
         for ino in 1..FIRST_INO {
             self.imap.set(ino as u64);
@@ -123,6 +127,12 @@ impl Ext4 {
         self.mkfs_dir(LOST_FOUND_INO, ROOT_INO, 4)?;
         self.dir_insert_entry(ROOT_INO, "lost+found", LOST_FOUND_INO)?;
         self.inodes.get_mut(&ROOT_INO).ok_or(Errno::EIO)?.nlink += 1;
+        // ext2fs_create_resize_inode: the double-indirect block of the
+        // reserved GDT blocks, first free from the end of group 0's table.
+        if self.lay.rsv_gdt_blocks > 0 {
+            let goal = self.lay.gdt_blocks + self.lay.rsv_gdt_blocks + 2 + self.lay.itable_blocks;
+            self.resize_dind = Some(self.alloc_run(goal, 1)?.0);
+        }
         self.place_journal()?;
         // Nothing of mkfs is journaled or counted.
         self.j.reset_running();
@@ -139,7 +149,9 @@ impl Ext4 {
         dir.used[0] = 24; // "." and ".."
         self.inodes.insert(ino, inode);
         self.ndirs[self.lay.group_of_inode(ino) as usize] += 1;
-        let goal = self.lay.first_data_block(0);
+        // ext2fs_mkdir's goal, `ext2fs_find_inode_goal`: the first block
+        // of the inode's flex group (group 0 here).
+        let goal = self.lay.group_start(self.lay.flex_first(self.lay.group_of_inode(ino)));
         let mut l = 0;
         while l < blocks {
             let (p, n) = self.alloc_run(goal, blocks - l)?;
@@ -151,13 +163,27 @@ impl Ext4 {
     }
 
     /// `get_midpoint_journal_block` (e2fsprogs lib/ext2fs/mkjournal.c): the
-    /// group holding the middle block, or a neighbour with more free blocks;
-    /// the journal is allocated from that group's first block on.
+    /// group holding the middle block, or a neighbour with more free blocks
+    /// (with flex_bg: that flex group's first group with free blocks, or the
+    /// next one); the journal is allocated from that group's first block on.
     fn place_journal(&mut self) -> Ext4Result<()> {
         let jlen = self.s.journal_mib as u64 * (1 << 20) / BLOCK;
-        let g = self.lay.group_of(self.lay.blocks / 2);
-        let start = g.saturating_sub(1);
-        let end = (g + 1).min(self.lay.groups - 1);
+        let n = self.lay.groups;
+        let mut g = self.lay.group_of(self.lay.blocks / 2);
+        let flex = self.lay.flex_groups;
+        let start = if flex > 1 && g > flex {
+            g &= !(flex - 1);
+            while g < n && self.bfree[g as usize] == 0 {
+                g += 1;
+            }
+            if g == n {
+                g = 0;
+            }
+            g
+        } else {
+            g.saturating_sub(1)
+        };
+        let end = if g + 1 < n { g + 1 } else { g };
         let mut best = start;
         for i in start + 1..=end {
             if self.bfree[i as usize] > self.bfree[best as usize] {
@@ -214,6 +240,11 @@ impl Ext4 {
     /// Free blocks per the bitmaps.
     pub fn free_blocks(&self) -> u64 {
         self.bfree.iter().sum()
+    }
+
+    /// Free blocks of group `g` (its descriptor's count).
+    pub fn group_free_blocks(&self, g: u32) -> u64 {
+        self.bfree[g as usize]
     }
 
     /// Physical blocks of a file (its extents: logical, physical, length).

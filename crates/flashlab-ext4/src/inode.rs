@@ -48,6 +48,9 @@ pub struct Inode {
     pub dir: Option<Box<Dir>>,
     /// The transaction that last changed the inode (`i_sync_tid`).
     pub sync_tid: u64,
+    /// A directory's `i_last_alloc_group`: the group of the last inode
+    /// allocated in it since it entered the inode cache (None = `~0`).
+    pub last_alloc_group: Option<u32>,
 }
 
 impl Inode {

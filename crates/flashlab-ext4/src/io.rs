@@ -6,6 +6,12 @@
 //! waits for completions where Linux waits: a read, fsync, sync, a forced
 //! commit, a checkpoint. Background work (kjournald's timed commit, the
 //! flusher's metadata writeback) is issued at the clock but nobody waits.
+//!
+//! Data writes go through a plug (`blk_start_plug` in `wb_writeback`, held
+//! across the inodes of a writeback pass): a write starting where the
+//! plugged one ends joins it (`blk_attempt_plug_merge` tries the last
+//! request), up to `MAX_REQUEST_BLOCKS`; the plug is sent before any other
+//! request, device flush or file-system call (`blk_finish_plug`).
 
 use crate::error::Ext4Result;
 use crate::fs::Ext4;
@@ -44,12 +50,15 @@ pub(crate) struct Io {
     pub log: Option<Vec<Req>>,
     /// Workload phases begun while recording: (name, index into `log`).
     pub marks: Vec<(String, usize)>,
+    /// The plugged data write (first block, blocks).
+    plug: Option<(u64, u64)>,
 }
 
 impl Ext4 {
     /// Foreground submission of `blocks` blocks from `block` (split at
     /// `MAX_REQUEST_BLOCKS`); returns the last completion.
     pub(crate) fn submit_now(&mut self, op: Op, block: u64, blocks: u64, cause: Cause) -> Ext4Result<u64> {
+        self.unplug()?;
         let mut done = self.io.clock_ns;
         let mut b = block;
         while b < block + blocks {
@@ -63,6 +72,7 @@ impl Ext4 {
 
     /// Background submission at `at_ns` (nobody waits); returns the completion.
     pub(crate) fn submit_at(&mut self, op: Op, block: u64, blocks: u64, cause: Cause, at_ns: u64) -> Ext4Result<u64> {
+        self.unplug()?;
         let mut done = at_ns;
         let mut b = block;
         while b < block + blocks {
@@ -71,6 +81,36 @@ impl Ext4 {
             b += n;
         }
         Ok(done)
+    }
+
+    /// A data write into the plug: joins the plugged request when it starts
+    /// where that ends (up to `MAX_REQUEST_BLOCKS`), else sends it and
+    /// plugs this one.
+    pub(crate) fn plug_write(&mut self, block: u64, blocks: u64) -> Ext4Result<()> {
+        let (mut b, end) = (block, block + blocks);
+        while b < end {
+            if let Some((s, n)) = self.io.plug {
+                if s + n == b && n < MAX_REQUEST_BLOCKS {
+                    let add = (end - b).min(MAX_REQUEST_BLOCKS - n);
+                    self.io.plug = Some((s, n + add));
+                    b += add;
+                    continue;
+                }
+                self.unplug()?;
+            }
+            let add = (end - b).min(MAX_REQUEST_BLOCKS);
+            self.io.plug = Some((b, add));
+            b += add;
+        }
+        Ok(())
+    }
+
+    /// `blk_finish_plug`: the plugged data write goes to the device.
+    pub(crate) fn unplug(&mut self) -> Ext4Result<()> {
+        if let Some((s, n)) = self.io.plug.take() {
+            self.submit_now(Op::Write, s, n, Cause::Data)?;
+        }
+        Ok(())
     }
 
     fn submit_one(&mut self, op: Op, block: u64, n: u64, cause: Cause, at: u64) -> Ext4Result<u64> {
@@ -114,6 +154,7 @@ impl Ext4 {
 
     /// A device cache flush (`REQ_PREFLUSH`) issued at `at_ns`; returns its completion.
     pub(crate) fn flush_at(&mut self, at_ns: u64) -> Ext4Result<u64> {
+        self.unplug()?;
         let done = self.ssd.flush(at_ns)?.unwrap_or(at_ns).max(at_ns);
         self.io.last_done_ns = self.io.last_done_ns.max(done);
         self.stats.device_flushes += 1;

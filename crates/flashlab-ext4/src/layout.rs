@@ -1,9 +1,13 @@
 //! The on-disk layout: block groups and where each group's metadata lives,
-//! as mke2fs lays out a file system without `flex_bg` (lib/ext2fs/initialize.c
-//! `ext2fs_initialize`, lib/ext2fs/alloc_tables.c `ext2fs_allocate_group_table`):
-//! in group g, the superblock and group-descriptor backups (sparse_super
-//! groups only), the reserved GDT blocks (resize_inode), then the block
-//! bitmap, the inode bitmap and the inode table.
+//! as mke2fs lays it out (lib/ext2fs/initialize.c `ext2fs_initialize`,
+//! lib/ext2fs/alloc_tables.c `ext2fs_allocate_group_table`): sparse_super
+//! groups begin with the superblock, the group-descriptor blocks and the
+//! reserved GDT blocks (resize_inode). Without `flex_bg` each group then
+//! holds its own block bitmap, inode bitmap and inode table. With `flex_bg`
+//! (mke2fs's ext4 default, 16 groups a flex group, `-G`) the bitmaps and
+//! tables of a flex group's groups are packed in its first group: all block
+//! bitmaps, then all inode bitmaps, then all inode tables, each kind
+//! contiguous (`flexbg_offset`).
 
 use crate::settings::Ext4Settings;
 
@@ -37,6 +41,21 @@ pub struct Layout {
     pub root_reserved_blocks: u64,
     /// ext4's reserved pool for metadata (`ext4_calculate_resv_clusters`).
     pub resv_clusters: u64,
+    /// Groups per flex group (`s_log_groups_per_flex`; 1 = no flex_bg).
+    pub flex_groups: u32,
+    /// Each group's bitmaps and inode table, where mke2fs put them.
+    tables: Vec<GroupTables>,
+    /// Blocks of fixed metadata (superblock copies, GDT, bitmaps, inode
+    /// tables, whichever group's) lying in each group.
+    meta_in: Vec<u64>,
+}
+
+/// Where one group's block bitmap, inode bitmap and inode table are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GroupTables {
+    pub block_bitmap: u64,
+    pub inode_bitmap: u64,
+    pub inode_table: u64,
 }
 
 impl Layout {
@@ -71,7 +90,7 @@ impl Layout {
             return Layout::new((blocks - rem) * BLOCK, s);
         }
         let resv_clusters = (blocks / 50).min(4096);
-        Ok(Layout {
+        let mut lay = Layout {
             blocks,
             blocks_per_group: bpg,
             groups: groups as u32,
@@ -81,7 +100,74 @@ impl Layout {
             rsv_gdt_blocks,
             root_reserved_blocks: blocks * s.reserved_percent as u64 / 100,
             resv_clusters,
+            flex_groups: s.flex_bg_groups,
+            tables: Vec::new(),
+            meta_in: Vec::new(),
+        };
+        lay.tables = crate::layout_tables::allocate_tables(&lay)?;
+        lay.meta_in = lay.count_meta_in_groups();
+        Ok(lay)
+    }
+
+    /// Blocks of group `g`'s superblock copy, GDT and reserved GDT (0 in a
+    /// group without a backup).
+    pub fn super_blocks(&self, g: u32) -> u64 {
+        if self.has_super(g) {
+            1 + self.gdt_blocks + self.rsv_gdt_blocks
+        } else {
+            0
+        }
+    }
+
+    /// Every extent of fixed metadata: (first block, blocks).
+    pub fn fixed_extents(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        (0..self.groups).flat_map(move |g| {
+            let t = self.tables[g as usize];
+            let sb = (self.group_start(g), self.super_blocks(g));
+            [sb, (t.block_bitmap, 1), (t.inode_bitmap, 1), (t.inode_table, self.itable_blocks)]
+                .into_iter()
+                .filter(|e| e.1 > 0)
         })
+    }
+
+    fn count_meta_in_groups(&self) -> Vec<u64> {
+        let mut v = vec![0; self.groups as usize];
+        for (mut b, n) in self.fixed_extents() {
+            let end = b + n;
+            while b < end {
+                let g = self.group_of(b);
+                let e = end.min(self.group_end(g));
+                v[g as usize] += e - b;
+                b = e;
+            }
+        }
+        v
+    }
+
+    /// Fixed-metadata blocks lying in group `g` (its own or its flex group's).
+    pub fn meta_blocks_in(&self, g: u32) -> u64 {
+        self.meta_in[g as usize]
+    }
+
+    /// Blocks of group `g` left for data and directories after mkfs's fixed metadata.
+    pub fn data_blocks_in(&self, g: u32) -> u64 {
+        self.group_end(g) - self.group_start(g) - self.meta_in[g as usize]
+    }
+
+    /// Whether mke2fs leaves group `g` `BLOCK_UNINIT` when nothing else is
+    /// allocated in it: never the last group; with flex_bg never a group
+    /// holding bitmaps or tables (`ext2fs_allocate_group_table` clears the
+    /// flag of each group it puts one in).
+    pub fn may_be_block_uninit(&self, g: u32) -> bool {
+        if g + 1 >= self.groups {
+            return false;
+        }
+        self.flex_groups <= 1 || self.meta_in[g as usize] == self.super_blocks(g)
+    }
+
+    /// First group of `g`'s flex group.
+    pub fn flex_first(&self, g: u32) -> u32 {
+        g / self.flex_groups * self.flex_groups
     }
 
     /// First block of group `g`.
@@ -115,21 +201,16 @@ impl Layout {
 
     /// Block bitmap of group `g`.
     pub fn block_bitmap(&self, g: u32) -> u64 {
-        let sb = if self.has_super(g) { 1 + self.gdt_blocks + self.rsv_gdt_blocks } else { 0 };
-        self.group_start(g) + sb
+        self.tables[g as usize].block_bitmap
     }
 
     pub fn inode_bitmap(&self, g: u32) -> u64 {
-        self.block_bitmap(g) + 1
+        self.tables[g as usize].inode_bitmap
     }
 
+    /// First block of group `g`'s inode table.
     pub fn inode_table(&self, g: u32) -> u64 {
-        self.block_bitmap(g) + 2
-    }
-
-    /// First block after group `g`'s metadata.
-    pub fn first_data_block(&self, g: u32) -> u64 {
-        self.inode_table(g) + self.itable_blocks
+        self.tables[g as usize].inode_table
     }
 
     /// The primary group-descriptor block holding group `g`'s descriptor.

@@ -3,11 +3,14 @@
 //! ([`flashlab_vfs::FileSystem`]); run it under [`flashlab_vfs::PageCache`]
 //! for Linux's delayed allocation and writeback.
 //!
-//! - `layout`: block groups as mke2fs lays them out (no flex_bg);
+//! - `layout`, `layout_tables`: block groups as mke2fs lays them out, with
+//!   `flex_bg` (16 groups a flex group, mke2fs's ext4 default) or without;
 //! - `alloc`: mballoc-like block allocation at `ext4_ext_find_goal`'s goal,
-//!   Orlov directory spreading, files in their parent's group;
+//!   Orlov directory spreading over flex groups, files in their parent's
+//!   flex group;
 //! - `mballoc`: a data request's normalised window and power-of-two
 //!   aligned (buddy) placement when the goal is taken;
+//! - `lgprealloc`: small files' data from the locality group's preallocations;
 //! - `data`: delayed allocation at writeback, in-place overwrites, truncation;
 //! - `journal`: jbd2 ordered mode — commit, checkpoint, metadata writeback;
 //! - `io`: requests at the simulated clock, waits where Linux waits;
@@ -24,10 +27,13 @@ mod data;
 mod dirhash;
 mod error;
 mod fs;
+mod ialloc;
 mod inode;
 mod io;
 mod journal;
 mod layout;
+mod layout_tables;
+mod lgprealloc;
 mod mballoc;
 mod measured;
 mod meta;
@@ -41,7 +47,7 @@ pub use error::{Ext4Error, Ext4Result};
 pub use fs::Ext4;
 pub use io::{Req, FLUSH_BLOCK, MAX_REQUEST_BLOCKS};
 pub use journal::{REVOKES_PER_BLOCK, TAGS_PER_DESCRIPTOR};
-pub use layout::{Layout, BLOCK, FIRST_INO, JOURNAL_INO, LOST_FOUND_INO, ROOT_INO};
+pub use layout::{GroupTables, Layout, BLOCK, FIRST_INO, JOURNAL_INO, LOST_FOUND_INO, ROOT_INO};
 pub use settings::{Content, Ext4Settings, SettingsError};
 pub use stats::{Cause, Ext4Stats};
 pub use vfs_impl::MAX_FILE_BYTES;

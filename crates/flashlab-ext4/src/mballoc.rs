@@ -1,10 +1,10 @@
 //! Where mballoc puts a file's data when the goal is taken (fs/ext4/mballoc.c,
 //! `ext4_mb_new_blocks` for a delalloc writeback):
 //!
-//! - `ext4_mb_group_or_file`: a request ending at the size of a file nobody
-//!   has open is not normalised (`EXT4_MB_HINT_NOPREALLOC`); a file of at
-//!   most `s_mb_stream_request` blocks would use the locality group's
-//!   preallocation, which is not modelled (the plain allocator of `alloc.rs`);
+//! - `ext4_mb_group_or_file`: a file of at most `s_mb_stream_request`
+//!   blocks uses the locality group's preallocations (lgprealloc.rs); a
+//!   larger request ending at the size of a file nobody has open is not
+//!   normalised (`EXT4_MB_HINT_NOPREALLOC`);
 //! - `ext4_mb_normalize_request`: the request grows to the predicted file
 //!   size (a power-of-two window up to 1 MiB from block 0, then 2, 4 or 8 MiB
 //!   windows aligned to their size), clipped at the neighbouring extents;
@@ -46,7 +46,7 @@ impl Ext4 {
     /// Blocks for `want` unmapped pages of `inum` from `lblk`, near `goal`.
     pub(crate) fn alloc_data_run(&mut self, inum: u32, lblk: u64, goal: u64, want: u64) -> Ext4Result<(u64, u64)> {
         let Some((start, len)) = self.normalized(inum, lblk, want)? else {
-            return self.alloc_run(goal, want);
+            return self.lg_alloc(goal, want);
         };
         let goal = if goal >= self.lay.blocks { 0 } else { goal };
         let off = lblk - start;
@@ -73,18 +73,21 @@ impl Ext4 {
     }
 
     /// The normalised window (first logical block, blocks) of a request, or
-    /// None for a small file (locality-group allocation).
+    /// None for a small file (the locality group's preallocations, lgprealloc.rs).
     fn normalized(&self, inum: u32, lblk: u64, want: u64) -> Ext4Result<Option<(u64, u64)>> {
         let ino = self.inode(inum)?;
         let end = lblk + want;
         let isize = ino.size.div_ceil(crate::layout::BLOCK);
+        // ext4_mb_group_or_file: a small file (open or not) uses the
+        // locality group; a larger closed one written up to its size is not
+        // normalised (EXT4_MB_HINT_NOPREALLOC).
+        if end.max(isize) <= STREAM_REQUEST_BLOCKS {
+            return Ok(None);
+        }
         if end == isize && ino.open == 0 {
             return Ok(Some((lblk, want)));
         }
         let size = end.max(isize);
-        if size <= STREAM_REQUEST_BLOCKS {
-            return Ok(None);
-        }
         let (mut start, mut len) = window(size, lblk);
         // Not over blocks already mapped on either side.
         if let Some(e) = ino.extents.iter().rev().find(|e| e.lend() <= lblk) {
@@ -103,14 +106,14 @@ impl Ext4 {
     }
 
     /// `len` free blocks from `p`, inside one group.
-    fn free_at(&self, p: u64, len: u64) -> bool {
+    pub(crate) fn free_at(&self, p: u64, len: u64) -> bool {
         let end = p + len;
         end <= self.lay.group_end(self.lay.group_of(p)) && self.bmap.next_one(p, end) == end
     }
 
     /// `ext4_mb_simple_scan_group` over the groups from `g0` on: the lowest
     /// free buddy of the smallest order ≥ `order` in the first group having one.
-    fn buddy_scan(&self, g0: u32, order: u32) -> Option<u64> {
+    pub(crate) fn buddy_scan(&self, g0: u32, order: u32) -> Option<u64> {
         let groups = self.lay.groups;
         (0..groups).map(|k| (g0 + k) % groups).filter(|&g| self.bfree[g as usize] >= 1 << order).find_map(|g| {
             let (gs, ge) = (self.lay.group_start(g), self.lay.group_end(g));

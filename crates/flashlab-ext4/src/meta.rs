@@ -28,7 +28,9 @@
 //! - **block bitmaps** (`ext4_mb_load_buddy`, mballoc.c): allocating at the
 //!   goal or freeing in a group loads its bitmap; when the goal fails, the
 //!   regular allocator first prefetches the bitmaps of up to 32 groups from
-//!   the goal's (`ext4_mb_prefetch`, `s_mb_prefetch` without flex_bg), each
+//!   the goal's (`ext4_mb_prefetch`, `s_mb_prefetch` without flex_bg; with
+//!   flex_bg up to the end of the goal's flex group, whose bitmaps are
+//!   contiguous and so one read), each
 //!   once per mount, skipping groups with no free block. A group mke2fs left
 //!   `BLOCK_UNINIT` (no block used but its own metadata, not the last group)
 //!   has its bitmap computed in memory (`ext4_init_block_bitmap`), no read.
@@ -58,6 +60,9 @@ use flashlab_sim::Op;
 const NAMEI_RA_BLOCKS: usize = 8;
 /// `s_mb_prefetch` without flex_bg (`ext4_mb_init`).
 const MB_PREFETCH_GROUPS: u32 = 32;
+/// With flex_bg `ext4_mb_init` sets `s_mb_prefetch` to min(groups per flex,
+/// this) × 8 IOs: `BLK_MAX_SEGMENT_SIZE >> (s_blocksize_bits − 9)`.
+const MAX_SEGMENT_BLOCKS: u32 = 65536 >> (12 - 9);
 
 /// What is cached, and the groups' uninitialised flags.
 #[derive(Debug, Clone, Default)]
@@ -99,8 +104,7 @@ impl Ext4 {
         let ipg = lay.inodes_per_group as u64;
         for g in 0..lay.groups {
             let gi = g as usize;
-            let data = lay.group_end(g) - lay.first_data_block(g);
-            m.block_uninit[gi] = g + 1 < lay.groups && self.bfree[gi] == data;
+            m.block_uninit[gi] = lay.may_be_block_uninit(g) && self.bfree[gi] == lay.data_blocks_in(g);
             let base = g as u64 * ipg + 1;
             let mut last = base + ipg;
             while last > base && !self.imap.get(last - 1) {
@@ -174,6 +178,13 @@ impl Ext4 {
         m.inodes = Bits::new(self.lay.inodes() + 1);
         for ino in self.pinned_inodes() {
             m.inodes.set(ino as u64);
+        }
+        // An evicted inode comes back from `ext4_iget` with
+        // `i_last_alloc_group = ~0`.
+        for (&n, ino) in self.inodes.iter_mut() {
+            if !m.inodes.get(n as u64) {
+                ino.last_alloc_group = None;
+            }
         }
         self.meta = m;
     }
@@ -310,7 +321,7 @@ impl Ext4 {
         }
         let n = self.lay.groups;
         let mut blocks = Vec::new();
-        for k in 0..MB_PREFETCH_GROUPS.min(n) {
+        for k in 0..self.mb_prefetch_groups(g0) {
             let g = ((g0 + k) % n) as usize;
             if self.meta.buddy_ready[g] || self.bfree[g] == 0 || self.meta.block_uninit[g] {
                 continue;
@@ -319,6 +330,18 @@ impl Ext4 {
             blocks.push(self.lay.block_bitmap(g as u32));
         }
         self.read_meta(&blocks)
+    }
+
+    /// How many groups from `g0` on `ext4_mb_regular_allocator` prefetches:
+    /// `s_mb_prefetch` (capped at the group count), with flex_bg only to
+    /// the end of `g0`'s flex group.
+    fn mb_prefetch_groups(&self, g0: u32) -> u32 {
+        let (n, flex) = (self.lay.groups, self.lay.flex_groups);
+        if flex <= 1 {
+            return MB_PREFETCH_GROUPS.min(n);
+        }
+        let s_mb_prefetch = (flex.min(MAX_SEGMENT_BLOCKS) * 8).min(n);
+        (flex - (g0 & (flex - 1))).min(s_mb_prefetch)
     }
 
     /// Blocks allocated in group `g`: its bitmap is initialised

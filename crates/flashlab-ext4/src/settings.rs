@@ -66,6 +66,10 @@ pub struct Ext4Settings {
     /// Inode-table blocks read ahead with an inode's (`-o
     /// inode_readahead_blks=`, default 32; a power of two, 0 = none).
     pub inode_readahead_blks: u32,
+    /// Block groups per flex group (`mke2fs -G`; mke2fs's ext4 default 16,
+    /// a power of two); 1 lays out and allocates without `flex_bg` (`-O
+    /// ^flex_bg`).
+    pub flex_bg_groups: u32,
 }
 
 impl Default for Ext4Settings {
@@ -84,6 +88,7 @@ impl Default for Ext4Settings {
             hash_seed: DEFAULT_HASH_SEED.to_string(),
             metadata_reads: true,
             inode_readahead_blks: 32,
+            flex_bg_groups: 16,
         }
     }
 }
@@ -124,6 +129,10 @@ impl Ext4Settings {
             || (self.inode_readahead_blks != 0 && !self.inode_readahead_blks.is_power_of_two())
         {
             return Err(bad("inode_readahead_blks", "must be 0 or a power of two up to 1073741824"));
+        }
+        // mke2fs -G: a power of two (1 = no flex_bg here).
+        if !(1..=1 << 16).contains(&self.flex_bg_groups) || !self.flex_bg_groups.is_power_of_two() {
+            return Err(bad("flex_bg_groups", "must be a power of two in 1..=65536 (1 = no flex_bg)"));
         }
         if crate::dirhash::parse_seed(&self.hash_seed).is_none() {
             return Err(bad("hash_seed", "must be a UUID such as 8f6b1c2e-4d3a-4b5c-9e7f-0a1b2c3d4e5f"));

@@ -46,6 +46,8 @@ pub struct Ext4Stats {
     pub blocks_freed: u64,
     /// Extents handed out by the block allocator.
     pub allocations: u64,
+    /// Locality-group preallocations made for small files (512 blocks each).
+    pub group_preallocations: u64,
 }
 
 impl Ext4Stats {

@@ -1,5 +1,6 @@
 //! The ext4 model behind the shared file-system API. Every call first maps
-//! and submits the writeback run collected so far; after it, the running
+//! and submits the writeback run collected so far and unplugs the plugged
+//! data write (io.rs); after it, the running
 //! transaction's commit timer starts and a full transaction commits.
 
 use crate::error::{Ext4Error, Ext4Result};
@@ -11,6 +12,7 @@ use flashlab_vfs::{DirEntry, Errno, Fd, FileSystem, Stat, StatFs};
 impl Ext4 {
     fn run<T>(&mut self, f: impl FnOnce(&mut Self) -> Ext4Result<T>) -> Ext4Result<T> {
         self.flush_pending()?;
+        self.unplug()?;
         let r = f(self);
         self.tx_started();
         self.commit_if_full()?;
@@ -193,16 +195,12 @@ impl FileSystem for Ext4 {
     /// less the root reserve and ext4's reserved pool.
     fn statfs(&self) -> StatFs {
         let overhead: u64 =
-            (0..self.lay.groups).map(|g| self.lay.first_data_block(g) - self.lay.block_bitmap(g)).sum::<u64>()
-                + (0..self.lay.groups).filter(|&g| self.lay.has_super(g)).count() as u64
-                    * (1 + self.lay.gdt_blocks + self.lay.rsv_gdt_blocks)
-                + self.j.map.len() as u64;
+            (0..self.lay.groups).map(|g| self.lay.meta_blocks_in(g)).sum::<u64>() + self.j.map.len() as u64;
         let free = (self.free_blocks() + self.pending_free_blocks())
             .saturating_sub(self.reserved + self.pending.tags.len() as u64);
         let avail = free.saturating_sub(self.lay.root_reserved_blocks + self.lay.resv_clusters);
-        let empty = (0..self.lay.groups)
-            .filter(|&g| self.bfree[g as usize] == self.lay.group_end(g) - self.lay.first_data_block(g))
-            .count() as u32;
+        let empty =
+            (0..self.lay.groups).filter(|&g| self.bfree[g as usize] == self.lay.data_blocks_in(g)).count() as u32;
         StatFs {
             block_bytes: BLOCK,
             total_bytes: (self.lay.blocks - overhead) * BLOCK,

@@ -4,6 +4,8 @@ use flashlab_vfs::{CacheSettings, Errno, FileSystem, PageCache};
 
 #[path = "ext4/meta.rs"]
 mod meta;
+#[path = "ext4/mke2fs.rs"]
+mod mke2fs;
 #[path = "ext4/oracle.rs"]
 mod oracle;
 
@@ -32,16 +34,21 @@ fn settings(f: impl FnOnce(&mut Ext4Settings)) -> Ext4Settings {
     s
 }
 
+/// mke2fs -O ^flex_bg: each group holds its own bitmaps and table.
+fn no_flex() -> Ext4Settings {
+    settings(|s| s.flex_bg_groups = 1)
+}
+
 #[test]
-fn layout_of_a_4_gib_file_system() {
-    let l = Layout::new(4 << 30, &Ext4Settings::default()).unwrap();
+fn layout_of_a_4_gib_file_system_without_flex_bg() {
+    let l = Layout::new(4 << 30, &no_flex()).unwrap();
     assert_eq!((l.blocks, l.blocks_per_group, l.groups), (1 << 20, 32768, 32));
     assert_eq!((l.inodes_per_group, l.itable_blocks, l.gdt_blocks, l.rsv_gdt_blocks), (8192, 512, 1, 511));
     // Group 0: superblock 0, GDT 1, reserved GDT 2..=512, then the bitmaps and the table.
-    assert_eq!((l.block_bitmap(0), l.inode_bitmap(0), l.inode_table(0), l.first_data_block(0)), (513, 514, 515, 1027));
+    assert_eq!((l.block_bitmap(0), l.inode_bitmap(0), l.inode_table(0), l.meta_blocks_in(0)), (513, 514, 515, 1027));
     assert_eq!((l.block_bitmap(1), l.inode_table(1)), (32768 + 513, 32768 + 515));
     // Group 2 has no superblock backup (sparse_super), group 9 = 3² has.
-    assert_eq!((l.block_bitmap(2), l.first_data_block(2)), (65536, 65536 + 514));
+    assert_eq!((l.block_bitmap(2), l.meta_blocks_in(2)), (65536, 514));
     assert_eq!(l.block_bitmap(9), 9 * 32768 + 513);
     assert!(!l.has_super(6) && l.has_super(25) && l.has_super(49) && l.has_super(27));
     assert_eq!((l.resv_clusters, l.root_reserved_blocks), (4096, 52428));
@@ -62,9 +69,9 @@ fn small_last_group_is_dropped_and_tiny_devices_are_refused() {
 
 #[test]
 fn mkfs_places_root_lost_found_and_the_journal_in_the_middle() {
-    let fs = Ext4::format(ssd(1024, false), Ext4Settings::default()).unwrap();
+    let fs = Ext4::format(ssd(1024, false), no_flex()).unwrap();
     let l = fs.layout();
-    assert_eq!((l.groups, l.rsv_gdt_blocks, l.first_data_block(0)), (8, 127, 643));
+    assert_eq!((l.groups, l.rsv_gdt_blocks, l.meta_blocks_in(0)), (8, 127, 643));
     // Middle block 131072 is in group 4, which has the most free blocks of 3..=5.
     assert_eq!(fs.journal_extents(), &[(131_586, 32254), (164_483, 514)]);
     assert_eq!(fs.extents_of(2), vec![(0, 643, 1)]);
@@ -84,7 +91,14 @@ fn flush() -> Req {
 #[test]
 fn fsync_writes_data_then_descriptor_and_metadata_then_the_commit_block() {
     // Metadata all cached (the cold-cache reads are tested in ext4/meta.rs).
-    let mut fs = Ext4::format(ssd(1024, true), settings(|s| s.metadata_reads = false)).unwrap();
+    let mut fs = Ext4::format(
+        ssd(1024, true),
+        settings(|s| {
+            s.metadata_reads = false;
+            s.flex_bg_groups = 1;
+        }),
+    )
+    .unwrap();
     fs.record_requests(true);
     let fd = fs.create("/f").unwrap();
     fs.write(fd, 0, &[7u8; 8192]).unwrap();
@@ -92,14 +106,15 @@ fn fsync_writes_data_then_descriptor_and_metadata_then_the_commit_block() {
     assert_eq!(t0, 0, "the data write was submitted without waiting");
     fs.fsync(fd).unwrap();
     assert!(fs.now_ns() > t0, "fsync waits for the device");
-    // Data at the first free block of group 0 (after root and lost+found);
+    // Data (a small file) from the locality group's first preallocation, at
+    // group 0's first free order-9 buddy, 1024;
     // the transaction holds inode bitmap 130, GDT 1, inode table 131, root's
     // directory block 643 and block bitmap 129: descriptor + 5 blocks at the
     // journal's head, a cache flush, the commit block (FUA), a flush.
     assert_eq!(
         fs.record_requests(false),
         vec![
-            req(Cause::Data, 648, 2),
+            req(Cause::Data, 1024, 2),
             req(Cause::Journal, 131_587, 6),
             flush(),
             req(Cause::Journal, 131_593, 1),
@@ -121,7 +136,7 @@ fn cached(fs: Ext4) -> PageCache<Ext4> {
 
 #[test]
 fn delayed_allocation_places_files_in_their_directory_group() {
-    let mut c = cached(Ext4::format(ssd(1024, false), Ext4Settings::default()).unwrap());
+    let mut c = cached(Ext4::format(ssd(1024, false), no_flex()).unwrap());
     c.mkdir("/d").unwrap();
     let d = c.stat("/d").unwrap().inum;
     let g = c.inner().layout().group_of_inode(d);
@@ -138,17 +153,18 @@ fn delayed_allocation_places_files_in_their_directory_group() {
     assert_eq!(c.inner().stats().blocks_allocated, 1, "only the directory block before writeback");
     c.sync().unwrap();
     let fs = c.inner();
-    let first = fs.layout().first_data_block(g);
+    let first = fs.layout().inode_table(g) + fs.layout().itable_blocks;
     assert_eq!(fs.extents_of(d), vec![(0, first, 1)]);
     // Each file is closed and written up to its size (no normalisation): the
     // 64-page one takes the group's first free order-6 buddy; the 3-page one is
-    // small (first fit, right after the directory block); the 100-page one is no
-    // power of two (first fit of 100 blocks: after the 64-page file).
+    // small (the locality group's new 512-block preallocation, at the group's
+    // first free order-9 buddy); the 100-page one is no power of two (first fit
+    // of 100 blocks: after the 64-page file).
     let f0 = (first + 1).next_multiple_of(64);
     // Orlov puts /d in group 6: half-MD4 of "d" with the default seed, mod 8
     // groups, then the emptiest group from there (all are empty).
     assert_eq!((g, first), (6, 197122));
-    for ((inum, pages), at) in files.into_iter().zip([f0, first + 1, f0 + 64]) {
+    for ((inum, pages), at) in files.into_iter().zip([f0, (first + 1).next_multiple_of(512), f0 + 64]) {
         assert_eq!(fs.layout().group_of_inode(inum), g, "a file lives in its parent's group");
         assert_eq!(fs.extents_of(inum), vec![(0, at, pages as u32)]);
     }
@@ -158,7 +174,7 @@ fn delayed_allocation_places_files_in_their_directory_group() {
 
 #[test]
 fn top_level_directories_spread_and_subdirectories_stay_near_their_parent() {
-    let mut fs = Ext4::format(ssd(1024, false), Ext4Settings::default()).unwrap();
+    let mut fs = Ext4::format(ssd(1024, false), no_flex()).unwrap();
     let mut groups = std::collections::BTreeSet::new();
     for i in 0..8 {
         fs.mkdir(&format!("/top{i}")).unwrap();
@@ -170,6 +186,91 @@ fn top_level_directories_spread_and_subdirectories_stay_near_their_parent() {
     let (p, s) = (fs.stat("/top0").unwrap().inum, fs.stat("/top0/sub").unwrap().inum);
     assert_eq!(fs.layout().group_of_inode(p), fs.layout().group_of_inode(s));
     fs.check().unwrap();
+}
+
+#[test]
+fn flex_bg_spreads_top_directories_over_flex_groups_and_packs_files_into_them() {
+    // 8 GiB: 64 groups, four flex groups of 16 (mke2fs's default).
+    let mut c = cached(Ext4::format(ssd(8192, false), Ext4Settings::default()).unwrap());
+    let flex = c.inner().layout().flex_groups;
+    assert_eq!((c.inner().layout().groups, flex), (64, 16));
+    let group = |c: &mut PageCache<Ext4>, path: &str| {
+        let inum = c.stat(path).unwrap().inum;
+        c.inner().layout().group_of_inode(inum)
+    };
+    let mut tops = std::collections::BTreeSet::new();
+    for i in 0..4 {
+        c.mkdir(&format!("/top{i}")).unwrap();
+        // found_flex_bg: the first group of the chosen flex group.
+        let g = group(&mut c, &format!("/top{i}"));
+        assert_eq!(g % flex, 0, "/top{i} in group {g}");
+        tops.insert(g);
+    }
+    // Flex groups 0 (root, lost+found) and 2 (the journal, in group 33) have
+    // fewer free blocks than the average, so Orlov alternates between 1 and 3.
+    assert_eq!(c.inner().journal_extents()[0].0 / c.inner().layout().blocks_per_group, 33);
+    assert_eq!(tops.into_iter().collect::<Vec<_>>(), vec![16, 48], "Orlov spreads top-level directories");
+    // A subdirectory and files stay in the parent's flex group, packed at its start.
+    let g0 = group(&mut c, "/top0");
+    c.mkdir("/top0/sub").unwrap();
+    assert_eq!(group(&mut c, "/top0/sub"), g0);
+    let fd = c.create("/top0/sub/f").unwrap();
+    c.write(fd, 0, &[3u8; 32 * 4096]).unwrap();
+    c.close(fd).unwrap();
+    // Two small files in directories of different flex groups.
+    for (path, pages) in [("/top1/a", 3u64), ("/top0/b", 2)] {
+        let fd = c.create(path).unwrap();
+        c.write(fd, 0, &vec![4u8; (pages * 4096) as usize]).unwrap();
+        c.close(fd).unwrap();
+    }
+    c.sync().unwrap();
+    assert_eq!(group(&mut c, "/top0/sub/f"), g0);
+    let inum = |c: &mut PageCache<Ext4>, p: &str| c.stat(p).unwrap().inum;
+    let (sub, f, a, b) =
+        (inum(&mut c, "/top0/sub"), inum(&mut c, "/top0/sub/f"), inum(&mut c, "/top1/a"), inum(&mut c, "/top0/b"));
+    let fs = c.inner();
+    let l = fs.layout();
+    // ext4_inode_to_goal_block: directories' blocks in the flex group's first
+    // group, regular files' data from its second.
+    let dir_block = fs.extents_of(sub)[0].1;
+    assert_eq!(l.group_of(dir_block), g0);
+    // Group 49 starts with a superblock backup (1 + 1 GDT + 1023 reserved GDT
+    // blocks); the closed 32-block file's request, a power of two, takes the
+    // first free order-5 buddy after it (criterion 0).
+    assert_eq!((g0, l.super_blocks(g0 + 1)), (48, 1025));
+    assert_eq!(fs.extents_of(f), vec![(0, l.group_start(g0 + 1) + 1056, 32)]);
+    // Small files share the locality group's preallocation whatever their
+    // directory: /top0/b lies right after /top1/a (as the kernel packs an
+    // unpacked tree's small files).
+    let ea = fs.extents_of(a);
+    assert_eq!(ea.len(), 1);
+    assert_eq!(fs.extents_of(b), vec![(0, ea[0].1 + 3, 2)]);
+    assert_eq!(fs.stats().group_preallocations, 1);
+    fs.check().unwrap();
+}
+
+#[test]
+fn a_writeback_pass_merges_small_files_packed_together_into_one_request() {
+    let mut c = cached(Ext4::format(ssd(1024, false), settings(|s| s.metadata_reads = false)).unwrap());
+    for d in ["/x", "/y", "/z"] {
+        c.mkdir(d).unwrap();
+    }
+    c.sync().unwrap();
+    for (i, path) in ["/x/a", "/y/b", "/z/c", "/x/d"].into_iter().enumerate() {
+        let fd = c.create(path).unwrap();
+        c.write(fd, 0, &vec![i as u8 + 1; (i + 1) * 4096]).unwrap();
+        c.close(fd).unwrap();
+    }
+    c.inner_mut().record_requests(true);
+    c.sync().unwrap();
+    let log = c.inner_mut().record_requests(false);
+    // The four files (1 + 2 + 3 + 4 blocks) lie back to back in the locality
+    // group's preallocation and leave in one plugged request, before the commit.
+    let data: Vec<&Req> = log.iter().filter(|r| r.cause == Cause::Data).collect();
+    assert_eq!(data.len(), 1, "{log:?}");
+    assert_eq!(data[0].blocks, 10);
+    assert_eq!(log[0], *data[0], "data first (ordered mode)");
+    c.inner().check().unwrap();
 }
 
 #[test]
@@ -314,9 +415,10 @@ fn settings_reject_unknown_keys_and_name_bad_fields() {
 #[test]
 fn data_takes_power_of_two_aligned_buddies_when_the_goal_is_taken() {
     // mballoc (ext4_mb_normalize_request, criterion 0 / ext4_mb_simple_scan_group),
-    // as the kernel check showed (docs/host-fs.md): group 0's data starts at 648
-    // (after root and lost+found); a new file's goal, the group's first block, is taken.
-    let mut fs = Ext4::format(ssd(1024, false), Ext4Settings::default()).unwrap();
+    // as the kernel check showed (docs/host-fs.md): group 0's data starts at 649
+    // (after root 643, lost+found 644..=647 and the resize inode's block 648, as
+    // mke2fs places them); a new file's goal, the group's first block, is taken.
+    let mut fs = Ext4::format(ssd(1024, false), no_flex()).unwrap();
     let mut put = |name: &str, kib: usize| {
         let fd = fs.create(name).unwrap();
         fs.write(fd, 0, &vec![5u8; kib << 10]).unwrap();
@@ -326,18 +428,20 @@ fn data_takes_power_of_two_aligned_buddies_when_the_goal_is_taken() {
     put("/a", 1024);
     // The next 1 MiB: no order-8 or order-9 buddy is free; the order-10 one at 1024.
     put("/b", 1024);
-    // 40 KiB is a small file (locality-group preallocation, not modelled): first fit.
+    // 40 KiB is a small file: the locality group's first preallocation, 512 blocks
+    // at the lowest free order-9 buddy, 1536..2047; /c takes its first 10.
     put("/c", 40);
     // 100 KiB: a 128 KiB window → the order-5 buddy 672..703 (640..703 is not free).
     put("/d", 100);
-    // 3 MiB: a 2 MiB window from block 0 → the order-9 buddy at 1536 (1280..1535 is an
-    // order-8 one; 1024..1279 holds /b); the second window goes to its goal, 2048.
+    // 3 MiB: a 2 MiB window from block 0 → no order-9 or order-10 buddy is free
+    // (1536..2047 is preallocated), the order-11 one at 2048; the second window
+    // goes to its goal, 2560.
     put("/e", 3072);
     assert_eq!(fs.extents_of(12), vec![(0, 768, 256)]);
     assert_eq!(fs.extents_of(13), vec![(0, 1024, 256)]);
-    assert_eq!(fs.extents_of(14), vec![(0, 648, 10)]);
+    assert_eq!(fs.extents_of(14), vec![(0, 1536, 10)]);
     assert_eq!(fs.extents_of(15), vec![(0, 672, 25)]);
-    assert_eq!(fs.extents_of(16), vec![(0, 1536, 768)]);
+    assert_eq!(fs.extents_of(16), vec![(0, 2048, 768)]);
     fs.check().unwrap();
 }
 
@@ -345,7 +449,14 @@ fn data_takes_power_of_two_aligned_buddies_when_the_goal_is_taken() {
 fn sync_commits_then_writes_the_committed_metadata_home() {
     // sync_filesystem: ext4_sync_fs commits, then sync_blockdev writes the block
     // device's dirty buffers (the kernel check saw them after every sync).
-    let mut fs = Ext4::format(ssd(1024, true), settings(|s| s.metadata_reads = false)).unwrap();
+    let mut fs = Ext4::format(
+        ssd(1024, true),
+        settings(|s| {
+            s.metadata_reads = false;
+            s.flex_bg_groups = 1;
+        }),
+    )
+    .unwrap();
     fs.record_requests(true);
     let fd = fs.create("/f").unwrap();
     fs.write(fd, 0, &[7u8; 8192]).unwrap();
@@ -354,7 +465,7 @@ fn sync_commits_then_writes_the_committed_metadata_home() {
     assert_eq!(
         fs.record_requests(true),
         vec![
-            req(Cause::Data, 648, 2),
+            req(Cause::Data, 1024, 2),
             req(Cause::Journal, 131_587, 6),
             flush(),
             req(Cause::Journal, 131_593, 1),

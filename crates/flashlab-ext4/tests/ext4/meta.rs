@@ -32,7 +32,7 @@ fn settle(fs: &mut Ext4) {
 
 #[test]
 fn first_use_after_mount_reads_directory_bitmaps_and_prefetches() {
-    let mut fs = Ext4::format(ssd(1024, true), settings(|_| {})).unwrap();
+    let mut fs = Ext4::format(ssd(1024, true), settings(|s| s.flex_bg_groups = 1)).unwrap();
     fs.record_requests(true);
     // Lookup of a new name scans root's directory; the inode bitmap of
     // group 0 (initialised by mkfs: root, lost+found) is read; the new
@@ -60,7 +60,7 @@ fn first_use_after_mount_reads_directory_bitmaps_and_prefetches() {
 
 #[test]
 fn drop_caches_makes_lookups_stats_and_frees_read_again() {
-    let mut fs = Ext4::format(ssd(1024, true), settings(|_| {})).unwrap();
+    let mut fs = Ext4::format(ssd(1024, true), settings(|s| s.flex_bg_groups = 1)).unwrap();
     fs.mkdir("/d").unwrap();
     for i in 0..3 {
         put(&mut fs, &format!("/d/x{i}"), 4096);
@@ -109,7 +109,7 @@ fn open_files_and_dirty_buffers_stay_cached() {
 
 #[test]
 fn readdir_reads_every_block_and_inodes_come_with_the_table_readahead() {
-    let mut fs = Ext4::format(ssd(1024, true), settings(|_| {})).unwrap();
+    let mut fs = Ext4::format(ssd(1024, true), settings(|s| s.flex_bg_groups = 1)).unwrap();
     fs.mkdir("/d").unwrap();
     // 300 names of 40 bytes: 48-byte entries, 85 a block → 4 directory blocks.
     let names: Vec<String> = (0..300).map(|i| format!("/d/{i:0>40}")).collect();
@@ -136,7 +136,14 @@ fn readdir_reads_every_block_and_inodes_come_with_the_table_readahead() {
     }
     assert_eq!(reads(&fs.record_requests(true)), vec![]);
     // inode_readahead_blks = 0: only the inode's own block.
-    let mut fs = Ext4::format(ssd(1024, true), settings(|s| s.inode_readahead_blks = 0)).unwrap();
+    let mut fs = Ext4::format(
+        ssd(1024, true),
+        settings(|s| {
+            s.inode_readahead_blks = 0;
+            s.flex_bg_groups = 1;
+        }),
+    )
+    .unwrap();
     fs.mkdir("/d").unwrap();
     for n in names.iter().take(40) {
         put(&mut fs, n, 0);
