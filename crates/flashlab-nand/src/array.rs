@@ -378,6 +378,31 @@ impl Nand {
         }
     }
 
+    /// Call `f` on each valid page of `block` at or after offset `from`, in order (the
+    /// pages of a [`ValidCursor`] walk): one inner loop per bitmap word, its bits past
+    /// the write pointer masked off once, so a page costs a count of trailing zeros and a
+    /// clear of the lowest bit (a hint loop's worth of work: s16-dftl).
+    #[inline(always)]
+    pub fn for_each_valid(&self, block: u32, from: u32, mut f: impl FnMut(u32)) {
+        let ValidCursor { mut word, mut base, end } = self.valid_cursor(block, from);
+        loop {
+            // Pages `base..end` of this word (none when a walk starts past the end).
+            let live = end.saturating_sub(base);
+            if live < 64 {
+                word &= (1u64 << live) - 1;
+            }
+            while word != 0 {
+                f(base + word.trailing_zeros());
+                word &= word - 1;
+            }
+            base += 64;
+            if base >= end {
+                return;
+            }
+            word = self.valid_bits[(base >> 6) as usize];
+        }
+    }
+
     /// Count an operation that does not change page state (e.g. a mapping-table access).
     pub fn count(&mut self, kind: OpKind, cause: Cause, n: u64) {
         self.counters.add(kind, cause, n);
