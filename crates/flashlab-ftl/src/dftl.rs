@@ -381,7 +381,6 @@ impl DftlFtl {
     fn rewrite_all(&mut self, ts: &[u32]) -> Result<(), FtlError> {
         let ppb = self.d.geo.pages_per_block;
         let read_old = self.variant != DftlVariant::FlashsimCpp;
-        self.prefetch_old_copies(ts);
         let mut i = 0;
         while i < ts.len() {
             self.t_room()?;
@@ -406,25 +405,6 @@ impl DftlFtl {
             i += n;
         }
         Ok(())
-    }
-
-    /// Bring in what invalidating the old copies of translation pages `ts` touches: each
-    /// one's validity word, block record and reverse-map entry (a hint only). They are
-    /// few lines (the copies sit in at most `t_limit` translation blocks) but no longer
-    /// in L1 after a burst of data GC, and `rewrite_run` reaches them through a chain of
-    /// dependent loads per page (GTD → validity word → block record: a third of
-    /// `drain`'s samples, s16-dftl).
-    fn prefetch_old_copies(&self, ts: &[u32]) {
-        for &t in ts {
-            let old = self.gtd[t as usize];
-            if old != NO_PAGE {
-                self.d.nand.prefetch(old);
-                self.d.nand.prefetch_block(self.d.nand.block_of(old));
-                if let Some(e) = self.d.p2l.get(old as usize) {
-                    crate::ftl::prefetch(e);
-                }
-            }
-        }
     }
 
     /// [`rewrite_run`] with the op log: per page the read of the old copy (unless

@@ -29,9 +29,8 @@ pub struct Table<T: Pod> {
 
 #[cfg(unix)]
 struct Store<T> {
-    /// `len * size_of::<T>()` bytes, padded to whole huge pages when that is at least
-    /// half of one ([`mapped_bytes`]; `None` for an empty table: a zero-length mapping
-    /// does not exist).
+    /// Exactly `len * size_of::<T>()` bytes (`None` for an empty table: a zero-length
+    /// mapping does not exist).
     /// Owns the pages (read through `addr`/`len` only, so never read by name).
     #[allow(dead_code)]
     map: Option<memmap2::MmapMut>,
@@ -54,20 +53,6 @@ struct Store<T> {
 /// Tables smaller than one huge page gain nothing from the advice.
 #[cfg(unix)]
 const HUGE_PAGE_BYTES: usize = 2 << 20;
-
-/// The length of the mapping under a table of `bytes`: whole huge pages when the table
-/// spans at least half of one, else `bytes`. A table a little short of 2 MiB (page
-/// mapping's `l2p` in the mapping benches: 487 424 entries, 1.95 MB) would otherwise get
-/// no huge page at all, and its random accesses would walk 476 small pages' entries
-/// (s16-dftl); the padding past `bytes` is never read or written.
-#[cfg(unix)]
-fn mapped_bytes(bytes: usize) -> usize {
-    if bytes >= HUGE_PAGE_BYTES / 2 {
-        bytes.next_multiple_of(HUGE_PAGE_BYTES)
-    } else {
-        bytes
-    }
-}
 
 impl<T: Pod> Table<T> {
     /// `len` copies of `value`.
@@ -100,18 +85,16 @@ impl<T: Pod> Table<T> {
 impl<T: Pod> Store<T> {
     fn zeroed(len: usize) -> Self {
         let bytes = len.checked_mul(size_of::<T>()).expect("table size overflows usize");
-        let mapped = mapped_bytes(bytes);
         let map = (bytes > 0).then(|| {
-            memmap2::MmapMut::map_anon(mapped).unwrap_or_else(|e| panic!("cannot map {mapped} bytes for a table: {e}"))
+            memmap2::MmapMut::map_anon(bytes).unwrap_or_else(|e| panic!("cannot map {bytes} bytes for a table: {e}"))
         });
         // Refused where THP is off or unsupported: then 4 KiB pages, same contents.
         let advised =
-            mapped >= HUGE_PAGE_BYTES && map.as_ref().is_some_and(|m| m.advise(memmap2::Advice::HugePage).is_ok());
+            bytes >= HUGE_PAGE_BYTES && map.as_ref().is_some_and(|m| m.advise(memmap2::Advice::HugePage).is_ok());
         let mut map = map;
         let (addr, len) = match &mut map {
             Some(m) => {
-                // The table's own bytes: the first `bytes` of the mapping.
-                let view: &mut [T] = bytemuck::cast_slice_mut(&mut m[..bytes]);
+                let view: &mut [T] = bytemuck::cast_slice_mut(m);
                 (view.as_mut_ptr().expose_provenance(), view.len())
             }
             // A zero-length slice needs a non-null, aligned address and nothing more.
@@ -244,25 +227,6 @@ mod tests {
         t[4] = u64::MAX;
         assert_eq!(&*t, &[0, 0, 0, 0, u64::MAX]);
         assert!(!t.huge_pages_advised(), "a small table is not advised");
-    }
-
-    /// A table of at least half a huge page sits in whole huge pages (advised like a
-    /// larger one); its length and contents are its own, not the padding's.
-    #[test]
-    fn a_table_of_half_a_huge_page_or_more_is_mapped_in_whole_huge_pages() {
-        assert_eq!(mapped_bytes(HUGE_PAGE_BYTES / 2 - 1), HUGE_PAGE_BYTES / 2 - 1);
-        assert_eq!(mapped_bytes(HUGE_PAGE_BYTES / 2), HUGE_PAGE_BYTES);
-        assert_eq!(mapped_bytes(487_424 * 4), HUGE_PAGE_BYTES);
-        assert_eq!(mapped_bytes(HUGE_PAGE_BYTES + 1), 2 * HUGE_PAGE_BYTES);
-        // A 20-byte element does not divide 2 MiB: the view is the table's bytes only.
-        let mut t = Table::new([3u32; 5], 70_000);
-        assert_eq!(t.len(), 70_000);
-        t[69_999] = [9; 5];
-        assert!(t[..69_999].iter().all(|&x| x == [3; 5]) && t[69_999] == [9; 5]);
-        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
-        if thp.contains("[madvise]") || thp.contains("[always]") {
-            assert!(t.huge_pages_advised());
-        }
     }
 
     #[test]
