@@ -200,7 +200,9 @@ impl PageFtl {
             // waited for at the start of the next (its reverse-map lines came in during
             // this run's migration).
             Some(b) if self.free[plane as usize].len() < self.gc_reserve() => {
-                self.prefetch_moved_entries(b, 0);
+                // (Called directly: `prefetch_moved_entries` stays inlined into this
+                // function for page mapping, as with one call site.)
+                self.prefetch_moved_entries_and_bits(b, 0);
                 self.passed_victim = b;
             }
             _ => self.prefetch_next_victim(plane),
