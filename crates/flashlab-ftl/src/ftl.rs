@@ -153,10 +153,6 @@ pub struct PageFtl {
     /// only so that the FTL stays `Sync` (Python's `Ssd` class needs it); a relaxed
     /// load/store is a plain move.
     prefetched_block: AtomicU32,
-    /// With lent [`Self::moved_bits`] (DFTL): the block whose moved entries and bits the
-    /// GC run just finished already prefetched, as the victim the next run of the same
-    /// burst will take (`gc_once`, a hint only: `NO_BLOCK` once a run has started).
-    pub(crate) passed_victim: u32,
 }
 
 /// Ask the CPU to bring the cache line holding `x` in (no effect elsewhere).
@@ -263,7 +259,6 @@ impl PageFtl {
             moved: None,
             moved_bits: Vec::new(),
             prefetched_block: AtomicU32::new(NO_BLOCK),
-            passed_victim: NO_BLOCK,
             geo,
             s,
         }

@@ -172,15 +172,7 @@ impl PageFtl {
         // The same work as repeated gc_step calls, in one tight loop with the victim's
         // page-state bookkeeping done once for the whole block.
         let from = self.gc_cursor[plane as usize];
-        if victim != self.passed_victim || from != 0 {
-            self.prefetch_moved_entries(victim, from);
-        }
-        self.passed_victim = NO_BLOCK;
-        // DFTL: the block greedy takes next, whose entries the end of this run prefetches.
-        let next = if self.moved_bits.is_empty() { None } else { self.index.min_valid(plane) };
-        if let Some(b) = next {
-            self.prefetch_block_entries(b);
-        }
+        self.prefetch_moved_entries(victim, from);
         let moved = match self.placement {
             // Without placement every migrated page goes to the same slot.
             None => self.migrate_runs(plane, victim, from, self.gc_slot(0))?,
@@ -193,20 +185,7 @@ impl PageFtl {
         self.after_erase(plane)?;
 
         self.gc_victim[plane as usize] = NO_BLOCK;
-        match next {
-            // Below the reserve every caller runs GC in this plane again at once (a burst
-            // of ≈ 9 runs in the DFTL bench): the next victim's mapping entries and bits
-            // are brought in now, overlapping the bookkeeping between the two runs, not
-            // waited for at the start of the next (its reverse-map lines came in during
-            // this run's migration).
-            Some(b) if self.free[plane as usize].len() < self.gc_reserve() => {
-                // (Called directly: `prefetch_moved_entries` stays inlined into this
-                // function for page mapping, as with one call site.)
-                self.prefetch_moved_entries_and_bits(b, 0);
-                self.passed_victim = b;
-            }
-            _ => self.prefetch_next_victim(plane),
-        }
+        self.prefetch_next_victim(plane);
         Ok(victim)
     }
 
@@ -217,14 +196,7 @@ impl PageFtl {
     /// first (19 % of `counting-wasim`'s samples).
     #[inline]
     fn prefetch_next_victim(&self, plane: u32) {
-        if let Some(block) = self.index.min_valid(plane) {
-            self.prefetch_block_entries(block);
-        }
-    }
-
-    /// Prefetch `block`'s reverse-map entries and validity bits (a hint only).
-    #[inline]
-    fn prefetch_block_entries(&self, block: u32) {
+        let Some(block) = self.index.min_valid(plane) else { return };
         let first = self.nand.first_page(block) as usize;
         let entries = &self.p2l[first..first + self.geo.pages_per_block as usize];
         // One prefetch per 64-byte line (16 entries), and the last entry's line.
@@ -323,10 +295,10 @@ impl PageFtl {
     /// (page mapping's loop is unchanged).
     #[inline]
     fn prefetch_moved_entries(&self, victim: u32, from: u32) {
+        let mut cur = self.nand.valid_cursor(victim, from);
         if !self.moved_bits.is_empty() {
             return self.prefetch_moved_entries_and_bits(victim, from);
         }
-        let mut cur = self.nand.valid_cursor(victim, from);
         while let Some(page) = self.nand.next_valid_at(&mut cur) {
             if let Some(e) = self.l2p.get(self.p2l[page as usize] as usize) {
                 crate::ftl::prefetch(e);
