@@ -388,10 +388,6 @@ impl DftlFtl {
             let wp = self.d.nand.write_pointer(open);
             let n = ((ppb - wp) as usize).min(ts.len() - i);
             let base = self.d.nand.first_page(open) + wp;
-            if i + n < ts.len() {
-                // This run fills the frontier: the next `t_room` takes a new block.
-                self.prefetch_pool();
-            }
             let reads = if self.d.record_ops {
                 self.rewrite_logged(&ts[i..i + n], base, read_old)
             } else {
@@ -409,20 +405,6 @@ impl DftlFtl {
             i += n;
         }
         Ok(())
-    }
-
-    /// Bring in what taking a new translation block reads ([`Self::pool_plane`]: every
-    /// plane's free-list length and translation-block count; [`Self::t_gc`]: every
-    /// translation block's valid count): ≈ 55 lines, cold by then, which `t_room` waited
-    /// for one scan after the other (4 % of the bench's samples, s16-dftl). Called before a
-    /// rewrite run that fills the frontier, so they arrive during the run. A hint only.
-    fn prefetch_pool(&self) {
-        crate::ftl::prefetch_lines(&self.d.free);
-        crate::ftl::prefetch_lines(&self.t_count);
-        crate::ftl::prefetch_lines(&self.t_blocks);
-        for &b in &self.t_blocks {
-            self.d.nand.prefetch_block(b);
-        }
     }
 
     /// [`rewrite_run`] with the op log: per page the read of the old copy (unless

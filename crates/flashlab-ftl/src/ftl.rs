@@ -167,14 +167,6 @@ pub(crate) fn prefetch<T>(x: &T) {
     let _ = x;
 }
 
-/// [`prefetch`] every cache line of `xs` (a hint: no state changes).
-#[inline]
-pub(crate) fn prefetch_lines<T>(xs: &[T]) {
-    let (p, bytes) = (xs.as_ptr() as *const u8, std::mem::size_of_val(xs));
-    // The start of every line the slice touches: each 64 bytes on, and its last byte's.
-    (0..bytes).step_by(64).chain(bytes.checked_sub(1)).for_each(|o| prefetch_ptr(p.wrapping_add(o)));
-}
-
 /// [`prefetch`] of an address that need not point into anything (e.g. an index past a
 /// table, computed without a bounds check): a prefetch never faults.
 #[inline(always)]

@@ -5,7 +5,7 @@ use crate::ftl::{FlashOp, Role, NO_BLOCK};
 use crate::victim::{BlockInfo, BlockView, VictimPolicy, VictimSelector};
 use crate::{Candidate, PlaneInfo};
 use crate::{DtParams, FtlError, GcRequest, PageFtl, Trigger};
-use flashlab_nand::{Cause, OpKind};
+use flashlab_nand::{Cause, OpKind, ValidCursor};
 
 /// What one GC step did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -297,7 +297,7 @@ impl PageFtl {
     fn prefetch_moved_entries(&self, victim: u32, from: u32) {
         let mut cur = self.nand.valid_cursor(victim, from);
         if !self.moved_bits.is_empty() {
-            return self.prefetch_moved_entries_and_bits(victim, from);
+            return self.prefetch_moved_entries_and_bits(cur);
         }
         while let Some(page) = self.nand.next_valid_at(&mut cur) {
             if let Some(e) = self.l2p.get(self.p2l[page as usize] as usize) {
@@ -309,14 +309,14 @@ impl PageFtl {
     /// [`Self::prefetch_moved_entries`] with the moved pages' words of
     /// [`Self::moved_bits`]: DFTL's `split_moved` tests them a whole migration run later.
     #[inline(never)]
-    fn prefetch_moved_entries_and_bits(&self, victim: u32, from: u32) {
+    fn prefetch_moved_entries_and_bits(&self, cur: ValidCursor) {
         // Addresses without bounds checks (a prefetch never faults; a valid page's
         // reverse-map entry is a logical page anyway): fewer live lengths in the loop.
         // The walk a word at a time with the table bases in registers: 19 instructions
         // per page with the cursor's `next_valid_at` and the reverse map reached through
         // `self` (s16-dftl).
         let (bits, l2p, p2l) = (self.moved_bits.as_ptr(), self.l2p.as_ptr(), &self.p2l[..]);
-        self.nand.for_each_valid(victim, from, |page| {
+        self.nand.for_each_valid_at(cur, |page| {
             let lpn = p2l[page as usize] as usize;
             crate::ftl::prefetch_ptr(l2p.wrapping_add(lpn));
             crate::ftl::prefetch_ptr(bits.wrapping_add(lpn >> 6));

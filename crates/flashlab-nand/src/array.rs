@@ -378,13 +378,13 @@ impl Nand {
         }
     }
 
-    /// Call `f` on each valid page of `block` at or after offset `from`, in order (the
-    /// pages of a [`ValidCursor`] walk): one inner loop per bitmap word, its bits past
-    /// the write pointer masked off once, so a page costs a count of trailing zeros and a
-    /// clear of the lowest bit (a hint loop's worth of work: s16-dftl).
+    /// Call `f` on each page the rest of walk `c` visits, in order (what
+    /// [`Self::next_valid_at`] gives until `None`): one inner loop per bitmap word, its
+    /// bits past the write pointer masked off once, so a page costs a count of trailing
+    /// zeros and a clear of the lowest bit (a hint loop's worth of work: s16-dftl).
     #[inline(always)]
-    pub fn for_each_valid(&self, block: u32, from: u32, mut f: impl FnMut(u32)) {
-        let ValidCursor { mut word, mut base, end } = self.valid_cursor(block, from);
+    pub fn for_each_valid_at(&self, c: ValidCursor, mut f: impl FnMut(u32)) {
+        let ValidCursor { mut word, mut base, end } = c;
         loop {
             // Pages `base..end` of this word (none when a walk starts past the end).
             let live = end.saturating_sub(base);
