@@ -386,19 +386,23 @@ impl Cmt {
         assert!(cap <= l && self.len() == 0, "CMT: sequential fill of {l} pages into {cap} empty slots");
         let first = l - cap;
         let slot = |x: u64| (x % cap) as u32;
-        // The evicted pages' slots 0, 1, …, cap − 1, 0, … counted, not divided.
-        let mut s = 0;
-        for e in &mut self.slot_of[..first as usize] {
-            *e = s;
-            s = if s + 1 == cap as u32 { 0 } else { s + 1 };
+        let wrap = |s: u32| if s + 1 == cap as u32 { 0 } else { s + 1 };
+        // The evicted pages' slots 0, 1, …, cap − 1, 0, …: an index fill per `cap`
+        // pages (vectorised), not a division per page.
+        for chunk in self.slot_of[..first as usize].chunks_mut(cap as usize) {
+            chunk.iter_mut().zip(0..).for_each(|(e, s)| *e = s);
         }
+        // The cached pages' slots go on counting from `slot(first)`: page `x` in
+        // `slot(x)`, linked to `slot(x + 1)` (newer) and `slot(x − 1)` (older), without a
+        // division per page (three per page cost ≈ 2 ms at 2.5 GHz: s16-dftl).
+        let (mut s, mut older) = (slot(first), NIL);
         for x in first..l {
-            let s = slot(x);
-            let prev = if x + 1 < l { slot(x + 1) } else { NIL };
-            let next = if x > first { slot(x - 1) } else { NIL };
-            self.slots[s as usize] = [x as u32, prev, next, 1, PROBATION as u32];
+            let next_slot = wrap(s);
+            let newer = if x + 1 < l { next_slot } else { NIL };
+            self.slots[s as usize] = [x as u32, newer, older, 1, PROBATION as u32];
             self.slot_of[x as usize] = s;
             self.set_cached(x, true);
+            (older, s) = (s, next_slot);
         }
         (self.head[PROBATION], self.tail[PROBATION], self.len[PROBATION]) = (slot(l - 1), slot(first), cap as u32);
         self.free.clear();

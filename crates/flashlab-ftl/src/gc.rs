@@ -309,15 +309,18 @@ impl PageFtl {
     /// [`Self::prefetch_moved_entries`] with the moved pages' words of
     /// [`Self::moved_bits`]: DFTL's `split_moved` tests them a whole migration run later.
     #[inline(never)]
-    fn prefetch_moved_entries_and_bits(&self, mut cur: ValidCursor) {
+    fn prefetch_moved_entries_and_bits(&self, cur: ValidCursor) {
         // Addresses without bounds checks (a prefetch never faults; a valid page's
         // reverse-map entry is a logical page anyway): fewer live lengths in the loop.
-        let (bits, l2p) = (self.moved_bits.as_ptr(), self.l2p.as_ptr());
-        while let Some(page) = self.nand.next_valid_at(&mut cur) {
-            let lpn = self.p2l[page as usize] as usize;
+        // The walk a word at a time with the table bases in registers: 19 instructions
+        // per page with the cursor's `next_valid_at` and the reverse map reached through
+        // `self` (s16-dftl).
+        let (bits, l2p, p2l) = (self.moved_bits.as_ptr(), self.l2p.as_ptr(), &self.p2l[..]);
+        self.nand.for_each_valid_at(cur, |page| {
+            let lpn = p2l[page as usize] as usize;
             crate::ftl::prefetch_ptr(l2p.wrapping_add(lpn));
             crate::ftl::prefetch_ptr(bits.wrapping_add(lpn >> 6));
-        }
+        });
     }
 
     /// Whether preemptible GC should work in `plane`: a run is under way, or the plane

@@ -378,6 +378,31 @@ impl Nand {
         }
     }
 
+    /// Call `f` on each page the rest of walk `c` visits, in order (what
+    /// [`Self::next_valid_at`] gives until `None`): one inner loop per bitmap word, its
+    /// bits past the write pointer masked off once, so a page costs a count of trailing
+    /// zeros and a clear of the lowest bit (a hint loop's worth of work: s16-dftl).
+    #[inline(always)]
+    pub fn for_each_valid_at(&self, c: ValidCursor, mut f: impl FnMut(u32)) {
+        let ValidCursor { mut word, mut base, end } = c;
+        loop {
+            // Pages `base..end` of this word (none when a walk starts past the end).
+            let live = end.saturating_sub(base);
+            if live < 64 {
+                word &= (1u64 << live) - 1;
+            }
+            while word != 0 {
+                f(base + word.trailing_zeros());
+                word &= word - 1;
+            }
+            base += 64;
+            if base >= end {
+                return;
+            }
+            word = self.valid_bits[(base >> 6) as usize];
+        }
+    }
+
     /// Count an operation that does not change page state (e.g. a mapping-table access).
     pub fn count(&mut self, kind: OpKind, cause: Cause, n: u64) {
         self.counters.add(kind, cause, n);

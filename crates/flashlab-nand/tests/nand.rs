@@ -288,7 +288,7 @@ proptest! {
 }
 
 proptest! {
-    /// A `ValidCursor` walk visits exactly the pages a chain of `next_valid` calls does,
+    /// A `ValidCursor` walk (and `for_each_valid_at`) visits exactly the pages a chain of `next_valid` calls does,
     /// whatever the block size (bitmap words shared between blocks when it is below 64),
     /// write pointer, invalidated pages and starting offset; neighbouring blocks' bits
     /// in the same words are never reported.
@@ -320,7 +320,10 @@ proptest! {
         while let Some(p) = n.next_valid_at(&mut c) {
             got.push(p);
         }
-        prop_assert_eq!(got, want);
+        prop_assert_eq!(&got, &want);
+        let mut each = Vec::new();
+        n.for_each_valid_at(n.valid_cursor(block, from), |p| each.push(p));
+        prop_assert_eq!(each, want);
     }
 }
 
