@@ -39,6 +39,15 @@ fn no_flex() -> Ext4Settings {
     settings(|s| s.flex_bg_groups = 1)
 }
 
+/// A timed 1 GiB file system without flex_bg whose metadata stays cached.
+fn timed_no_flex_all_cached() -> Ext4 {
+    let s = settings(|s| {
+        s.metadata_reads = false;
+        s.flex_bg_groups = 1;
+    });
+    Ext4::format(ssd(1024, true), s).unwrap()
+}
+
 #[test]
 fn layout_of_a_4_gib_file_system_without_flex_bg() {
     let l = Layout::new(4 << 30, &no_flex()).unwrap();
@@ -91,14 +100,7 @@ fn flush() -> Req {
 #[test]
 fn fsync_writes_data_then_descriptor_and_metadata_then_the_commit_block() {
     // Metadata all cached (the cold-cache reads are tested in ext4/meta.rs).
-    let mut fs = Ext4::format(
-        ssd(1024, true),
-        settings(|s| {
-            s.metadata_reads = false;
-            s.flex_bg_groups = 1;
-        }),
-    )
-    .unwrap();
+    let mut fs = timed_no_flex_all_cached();
     fs.record_requests(true);
     let fd = fs.create("/f").unwrap();
     fs.write(fd, 0, &[7u8; 8192]).unwrap();
@@ -449,14 +451,7 @@ fn data_takes_power_of_two_aligned_buddies_when_the_goal_is_taken() {
 fn sync_commits_then_writes_the_committed_metadata_home() {
     // sync_filesystem: ext4_sync_fs commits, then sync_blockdev writes the block
     // device's dirty buffers (the kernel check saw them after every sync).
-    let mut fs = Ext4::format(
-        ssd(1024, true),
-        settings(|s| {
-            s.metadata_reads = false;
-            s.flex_bg_groups = 1;
-        }),
-    )
-    .unwrap();
+    let mut fs = timed_no_flex_all_cached();
     fs.record_requests(true);
     let fd = fs.create("/f").unwrap();
     fs.write(fd, 0, &[7u8; 8192]).unwrap();
